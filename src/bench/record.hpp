@@ -1,0 +1,43 @@
+#pragma once
+// The run record: one JSON document per run (docs/RECORD.md), written atomically
+// (temporary file, then rename) each time an experiment completes.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/state.hpp"
+#include "memlab/device.hpp"
+
+namespace memlab::bench {
+
+inline constexpr int record_format_version = 1;
+
+nlohmann::json to_json(device_info const& d);
+
+class run_record {
+ public:
+  run_record() = default;
+  /// `path` "" keeps the record in memory only.
+  explicit run_record(std::string path) : path_(std::move(path)) {}
+
+  nlohmann::json meta = nlohmann::json::object();  ///< version, revision, command line, device, ...
+  std::vector<row> rows;
+
+  void append(std::vector<row> const& more) { rows.insert(rows.end(), more.begin(), more.end()); }
+  nlohmann::json to_json() const;
+  /// Writes path.tmp, then renames it over path. No-op without a path.
+  void flush() const;
+  std::string const& path() const noexcept { return path_; }
+
+  /// Reads a record; throws memlab::error with a one-line reason when unreadable.
+  static run_record load(std::string const& path);
+
+ private:
+  std::string path_;
+};
+
+/// Views of a record. Markdown: one table per experiment; failed rows are marked.
+std::string to_markdown(run_record const& rec);
+std::string to_csv(run_record const& rec);
+
+}  // namespace memlab::bench

@@ -1,0 +1,86 @@
+#pragma once
+// Runs selected experiments over their axes, times and verifies each point, and
+// appends rows to the run record as each experiment completes.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/record.hpp"
+#include "bench/state.hpp"
+#include "memlab/buffer.hpp"
+
+namespace memlab::bench {
+
+/// User overrides of axis values: experiment id ("" = every experiment with that axis)
+/// -> axis name -> values.
+struct axis_override {
+  std::string experiment;  ///< "" applies to every selected experiment that has the axis
+  std::string axis;
+  std::string values;      ///< as typed: "1,2,4", "0:32", "0:32:8", "2^10:2^20"
+};
+
+/// Parses an override "[id:]name=values". Throws usage_error when malformed.
+axis_override parse_axis_override(std::string const& text);
+/// Expands the values text for `ax`; throws usage_error naming the bad value.
+std::vector<param_value> parse_axis_values(axis const& ax, std::string const& text);
+
+/// Every point of `exp`'s axes (cartesian product, first axis slowest), with the
+/// overrides applied. Throws usage_error for an override naming an axis `exp` lacks.
+std::vector<std::map<std::string, param_value>> expand_points(experiment const& exp, bool quick,
+                                                              std::vector<axis_override> const& overrides);
+
+/// What the runner shares with every state of a run.
+class run_context {
+ public:
+  run_context(device_info dev, timing_options timing, bool quick, std::uint64_t seed);
+  device_info const& device() const noexcept { return device_; }
+  timing_options const& timing() const noexcept { return timing_; }
+  bool quick() const noexcept { return quick_; }
+  std::uint64_t seed() const noexcept { return seed_; }
+  cudaStream_t stream() const noexcept { return stream_.get(); }
+
+  /// The standard sampling policy (see state::exec).
+  sample_summary measure(launcher const& launch, std::vector<double>* samples_out = nullptr);
+
+  std::optional<double> ceiling_gbps;
+  std::optional<double> fp32_peak_tflops;
+  std::map<std::string, sample_summary> peer_cache;
+
+ private:
+  device_info device_;
+  timing_options timing_;
+  bool quick_;
+  std::uint64_t seed_;
+  memlab::stream stream_;
+  memlab::event start_, stop_;
+  memlab::device_buffer<char> flush_;  ///< 2x L2, allocated once, memset before cold samples
+};
+
+struct run_options {
+  int device = 0;
+  std::vector<std::string> selection;  ///< ids or families; empty = default suite
+  std::vector<axis_override> overrides;
+  timing_options timing;
+  bool quick = false;
+  std::uint64_t seed = 20261122;
+  std::string output_dir;                ///< run.json lands here
+  std::string command_line;
+  bool progress = true;                  ///< progress lines on stderr
+};
+
+struct run_summary {
+  int rows = 0, passed = 0, failed = 0, not_verified = 0, skipped = 0, errors = 0;
+  bool aborted = false;  ///< a sticky CUDA error ended the run early
+  std::string abort_reason;
+};
+
+/// Runs the selection; the record is flushed to output_dir/run.json after every
+/// experiment. Throws usage_error for a bad selection or override (before any work),
+/// memlab::error when no device is usable.
+run_summary run(run_options const& opt, run_record& record);
+
+}  // namespace memlab::bench

@@ -1,0 +1,149 @@
+#pragma once
+// The per-point interface an experiment body works with, modelled on nvbench's state:
+// declare bytes and flops, verify against a reference, then time the launch.
+//
+//   void body(state& s) {
+//     auto n = s.get_int("elements");
+//     ... allocate, fill with s.seed(), poison output ...
+//     kernel<<<g, b, 0, s.stream()>>>(...);           // checked run
+//     s.set_verification(compare_exact(out.download(), reference));
+//     s.add_reads<float>(n); s.add_writes<float>(n);
+//     s.exec([&](cudaStream_t st) { kernel<<<g, b, 0, st>>>(...); });
+//     s.compare_to_ceiling();
+//   }
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/experiment.hpp"
+#include "bench/stats.hpp"
+#include "bench/verify.hpp"
+#include "memlab/device.hpp"
+
+namespace memlab::bench {
+
+class run_context;
+
+/// A launch to time: issues its work on the stream it is given.
+using launcher = std::function<void(cudaStream_t)>;
+
+struct timing_options {
+  bool cold = true;          ///< flush L2 before every sample
+  double max_noise = 0.01;   ///< stop once the relative standard deviation is below this
+  double min_time_s = 0.02;  ///< at least this much GPU time sampled ...
+  int min_samples = 10;      ///< ... and at least this many samples
+  int max_samples = 1000;
+  double timeout_s = 1.0;    ///< wall-clock budget per measurement
+  int warmup = 1;            ///< untimed launches first
+  bool profile = false;      ///< launch once, no warm-up (for ncu)
+};
+
+/// One result row (see docs/RECORD.md).
+struct row {
+  std::string experiment;
+  std::string variant;
+  nlohmann::json params = nlohmann::json::object();
+  std::optional<double> median_ms, noise, min_ms, max_ms;
+  int samples = 0;
+  double bytes = 0.0;  ///< bytes read + written per launch
+  double flops = 0.0;  ///< floating-point operations per launch
+  std::optional<double> gbps, tflops;
+  verification check;
+  std::optional<std::string> peer;
+  std::optional<double> peer_median_ms, ratio_to_peer;
+  std::optional<double> ratio_to_ceiling;  ///< gbps / measured cudaMemcpy D2D gbps
+  nlohmann::json predicted;                ///< null, or the model's prediction
+  nlohmann::json extra = nlohmann::json::object();
+  std::optional<std::string> skipped;      ///< why this point was not run
+  std::optional<std::string> error;        ///< the error that stopped this point
+  bool cold = true;
+  std::string repro;                       ///< the memlab command that reruns this row
+};
+
+nlohmann::json to_json(row const& r);
+row row_from_json(nlohmann::json const& j);
+
+/// Thrown by state::skip to unwind the body; caught by the runner.
+struct skip_exception {
+  std::string reason;
+};
+
+class state {
+ public:
+  state(run_context& ctx, experiment const& exp, std::map<std::string, param_value> point);
+
+  // ---- identity -------------------------------------------------------------
+  experiment const& exp() const noexcept { return *exp_; }
+  std::string const& variant() const noexcept { return row_.variant; }
+  std::int64_t get_int(std::string const& axis) const;
+  double get_float(std::string const& axis) const;  ///< integer axes convert
+  std::string const& get_string(std::string const& axis) const;
+  bool has_param(std::string const& axis) const { return point_.count(axis) != 0; }
+  device_info const& device() const noexcept;
+  std::uint64_t seed() const noexcept { return seed_; }  ///< fresh per point, reproducible per run seed
+  bool quick() const noexcept;
+  bool profile() const noexcept;
+  cudaStream_t stream() const noexcept;  ///< the stream timed launches run on
+  timing_options const& timing() const noexcept;
+
+  // ---- declarations: GB/s, TFLOP/s and % of ceiling are derived from these ---
+  void add_bytes_read(double bytes) { row_.bytes += bytes; }
+  void add_bytes_written(double bytes) { row_.bytes += bytes; }
+  void add_flops(double flops) { row_.flops += flops; }
+  template <class T>
+  void add_reads(std::size_t count) { add_bytes_read(static_cast<double>(count) * sizeof(T)); }
+  template <class T>
+  void add_writes(std::size_t count) { add_bytes_written(static_cast<double>(count) * sizeof(T)); }
+
+  // ---- timing ---------------------------------------------------------------
+  /// Times `launch`: warm-up, then one launch per sample between two events on
+  /// stream(), L2 flushed before each sample in cold mode, until the noise bound or
+  /// the time budget is reached. Everything else (allocation, upload) stays outside.
+  void exec(launcher const& launch);
+  /// Same policy for a peer library doing the same work; measured once per point
+  /// (the variant axis aside) and reused by every variant. Sets peer, peer_median_ms
+  /// and ratio_to_peer = peer_median_ms / median_ms (> 1: faster than the peer).
+  void exec_peer(std::string const& name, launcher const& launch);
+  /// The standard policy on any launch without recording it as this row's timing.
+  sample_summary measure(launcher const& launch);
+  /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per sample.
+  void set_samples(std::vector<double> const& ms);
+  /// Records a peer measured by the experiment itself (ratio = peer_ms / median_ms).
+  void set_peer(std::string const& name, double peer_median_ms);
+
+  // ---- results ---------------------------------------------------------------
+  void set_verification(verification v) { row_.check = std::move(v); }
+  void set_predicted(nlohmann::json p) { row_.predicted = std::move(p); }
+  void set_extra(std::string const& key, nlohmann::json value) { row_.extra[key] = std::move(value); }
+  /// peer = "cudaMemcpy D2D", ratio_to_peer = gbps / the run's measured copy bandwidth.
+  void compare_to_ceiling();
+  /// Only for the ceilings experiment: publishes the measured D2D copy bandwidth.
+  void set_ceiling_gbps(double gbps);
+  /// Publishes the measured FP32 FMA peak (TFLOP/s) for roofline and % of peak.
+  void set_fp32_peak_tflops(double tflops);
+  /// The run's measured ceilings, if measured yet.
+  std::optional<double> ceiling_gbps() const;
+  std::optional<double> fp32_peak_tflops() const;
+  /// Stops this point, recording it as skipped with `reason` (never returns).
+  [[noreturn]] void skip(std::string reason);
+  /// Skips unless the device's compute capability is at least `cc` (e.g. 90).
+  void require_cc(int cc, std::string const& what);
+
+  row& result() noexcept { return row_; }
+  row finish();  ///< derives gbps/tflops/ratios; called by the runner
+
+ private:
+  run_context* ctx_;
+  experiment const* exp_;
+  std::map<std::string, param_value> point_;
+  std::uint64_t seed_;
+  row row_;
+};
+
+}  // namespace memlab::bench

@@ -1,0 +1,31 @@
+#pragma once
+// Shared helpers for GPU tests: skip without a device, check launches.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+/// Skips the test when no CUDA device is usable (no GPU, no driver, any error).
+#define MEMLAB_REQUIRE_GPU()                                           \
+  do {                                                                 \
+    int memlab_count_ = 0;                                             \
+    if (cudaGetDeviceCount(&memlab_count_) != cudaSuccess || memlab_count_ == 0) { \
+      (void)cudaGetLastError();                                        \
+      GTEST_SKIP() << "no CUDA device";                                \
+    }                                                                  \
+  } while (0)
+
+/// Checks the launch itself and waits for it: a fault inside the kernel fails here.
+#define MEMLAB_EXPECT_LAUNCH_OK()                                  \
+  do {                                                             \
+    ASSERT_EQ(cudaSuccess, cudaPeekAtLastError());                 \
+    ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());               \
+  } while (0)
+
+namespace memlab::test {
+/// True under the sanitizer runs (MEMLAB_TEST_SMALL=1): tests shrink their sizes.
+inline bool small_sizes() {
+  char const* v = std::getenv("MEMLAB_TEST_SMALL");
+  return v != nullptr && v[0] == '1';
+}
+}  // namespace memlab::test
