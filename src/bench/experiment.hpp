@@ -42,6 +42,8 @@ struct axis {
   std::vector<param_value> quick_values;  ///< the --quick sweep (empty: same as values)
   std::optional<std::int64_t> min_value;  ///< integer axes: smallest value a user may give
   std::optional<std::int64_t> max_value;  ///< integer axes: largest value a user may give
+  std::vector<param_value> allowed;       ///< if set, a user's values must be among these
+                                          ///< (string axes: always among `values`)
   std::string description;
 };
 

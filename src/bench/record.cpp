@@ -1,0 +1,207 @@
+#include "bench/record.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "memlab/error.hpp"
+#include "memlab/version.hpp"
+
+namespace memlab::bench {
+
+nlohmann::json to_json(device_info const& d) {
+  return {{"index", d.index},
+          {"name", d.name},
+          {"cc", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+          {"sm_count", d.sm_count},
+          {"warp_size", d.warp_size},
+          {"global_mem_bytes", d.global_mem_bytes},
+          {"l2_bytes", d.l2_bytes},
+          {"persisting_l2_max_bytes", d.persisting_l2_max_bytes},
+          {"smem_per_sm_bytes", d.smem_per_sm_bytes},
+          {"smem_per_block_bytes", d.smem_per_block_bytes},
+          {"smem_per_block_optin_bytes", d.smem_per_block_optin_bytes},
+          {"regs_per_sm", d.regs_per_sm},
+          {"regs_per_block", d.regs_per_block},
+          {"max_threads_per_sm", d.max_threads_per_sm},
+          {"max_threads_per_block", d.max_threads_per_block},
+          {"async_engine_count", d.async_engine_count},
+          {"can_map_host_memory", d.can_map_host_memory},
+          {"unified_addressing", d.unified_addressing},
+          {"integrated", d.integrated},
+          {"concurrent_managed_access", d.concurrent_managed_access},
+          {"sm_clock_mhz", d.sm_clock_khz / 1000.0},
+          {"mem_clock_mhz", d.mem_clock_khz / 1000.0},
+          {"mem_bus_width_bits", d.mem_bus_width_bits},
+          {"dram_peak_gbps", d.dram_peak_gbps()},
+          {"pci_bus_id", [&] {
+             char buf[32];
+             std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", d.pci_domain, d.pci_bus, d.pci_device);
+             return std::string(buf);
+           }()}};
+}
+
+nlohmann::json run_record::to_json() const {
+  nlohmann::json j = meta;
+  j["memlab"] = {{"version", MEMLAB_VERSION}, {"git_revision", MEMLAB_GIT_REVISION}};
+  j["rows"] = nlohmann::json::array();
+  for (auto const& r : rows) j["rows"].push_back(bench::to_json(r));
+  return j;
+}
+
+void run_record::flush() const {
+  if (path_.empty()) return;
+  namespace fs = std::filesystem;
+  fs::path const target(path_);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  fs::path const tmp = target.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw error("cannot write the run record " + tmp.string());
+    out << to_json().dump(1) << '\n';
+    if (!out) throw error("cannot write the run record " + tmp.string());
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) throw error("cannot rename " + tmp.string() + " to " + target.string() + ": " + ec.message());
+}
+
+run_record run_record::load(std::string const& path) {
+  std::ifstream in(path);
+  if (!in) throw error("cannot read run record '" + path + "'");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (nlohmann::json::exception const& e) {
+    throw error("'" + path + "' is not a memlab run record: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
+    throw error("'" + path + "' is not a memlab run record (no rows array)");
+  run_record rec(path);
+  for (auto const& r : j["rows"]) rec.rows.push_back(row_from_json(r));
+  j.erase("rows");
+  rec.meta = j;
+  return rec;
+}
+
+// ------------------------------------------------------------------ views
+
+namespace {
+
+std::string fmt(std::optional<double> v, char const* spec) {
+  if (!v) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, spec, *v);
+  return buf;
+}
+
+std::string params_text(nlohmann::json const& p) {
+  std::string out;
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    out += (out.empty() ? "" : " ") + it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+  }
+  return out;
+}
+
+std::string predicted_text(nlohmann::json const& p) {
+  if (p.is_null()) return "";
+  if (!p.is_object()) return p.dump();
+  std::string out;
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    std::string v;
+    if (it->is_number_float()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4g", it->get<double>());
+      v = buf;
+    } else {
+      v = it->is_string() ? it->get<std::string>() : it->dump();
+    }
+    out += (out.empty() ? "" : ", ") + it.key() + " " + v;
+  }
+  return out;
+}
+
+std::string status_text(row const& r) {
+  if (r.error) return "**ERROR**";
+  if (r.skipped) return "skipped";
+  switch (r.check.status) {
+    case verdict::passed: return "passed";
+    case verdict::failed: return "**FAILED**";
+    default: return "not verified";
+  }
+}
+
+std::string csv_escape(std::string const& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string md_escape(std::string s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+std::string to_markdown(run_record const& rec) {
+  std::ostringstream os;
+  auto const& dev = rec.meta.value("device", nlohmann::json::object());
+  os << "# memlab run on " << dev.value("name", std::string("unknown GPU")) << "\n\n";
+  auto const ceil = rec.meta.value("ceilings", nlohmann::json::object());
+  if (ceil.contains("d2d_copy_gbps") && ceil["d2d_copy_gbps"].is_number())
+    os << "Measured ceiling: cudaMemcpy device-to-device " << fmt(ceil["d2d_copy_gbps"].get<double>(), "%.1f")
+       << " GB/s (bytes read + written)";
+  if (ceil.contains("fp32_peak_tflops") && ceil["fp32_peak_tflops"].is_number())
+    os << "; FP32 FMA peak " << fmt(ceil["fp32_peak_tflops"].get<double>(), "%.1f") << " TFLOP/s";
+  os << "\n\n";
+  std::string current;
+  std::vector<std::string> failures;
+  for (auto const& r : rec.rows) {
+    if (r.experiment != current) {
+      current = r.experiment;
+      os << "\n## " << current << "\n\n"
+         << "| variant | params | median ms | noise | GB/s | TFLOP/s | peer | vs peer | predicted | verified |\n"
+         << "|---|---|---:|---:|---:|---:|---|---:|---|---|\n";
+    }
+    std::string status = status_text(r);
+    if (r.skipped) status += ": " + *r.skipped;
+    if (r.error) status += ": " + *r.error;
+    if (r.check.status == verdict::failed) status += " (" + r.check.detail + ")";
+    os << "| " << md_escape(r.variant) << " | " << md_escape(params_text(r.params)) << " | "
+       << fmt(r.median_ms, "%.4f") << " | " << fmt(r.noise ? std::optional<double>(*r.noise * 100) : std::nullopt, "%.1f%%")
+       << " | " << fmt(r.gbps, "%.1f") << " | " << fmt(r.tflops, "%.2f") << " | " << md_escape(r.peer.value_or(""))
+       << " | " << fmt(r.ratio_to_peer ? std::optional<double>(*r.ratio_to_peer * 100) : std::nullopt, "%.1f%%")
+       << " | " << md_escape(predicted_text(r.predicted)) << " | " << md_escape(status) << " |\n";
+    if (r.error || r.check.status == verdict::failed)
+      failures.push_back(r.experiment + " " + r.variant + " " + params_text(r.params));
+  }
+  if (!failures.empty()) {
+    os << "\n## Failures\n\n";
+    for (auto const& f : failures) os << "- **" << md_escape(f) << "**\n";
+  }
+  return os.str();
+}
+
+std::string to_csv(run_record const& rec) {
+  std::ostringstream os;
+  os << "experiment,variant,params,median_ms,noise,samples,bytes,flops,gbps,tflops,peer,ratio_to_peer,"
+        "ratio_to_ceiling,verified,error_metric,error,skipped,failure\n";
+  for (auto const& r : rec.rows) {
+    os << csv_escape(r.experiment) << ',' << csv_escape(r.variant) << ',' << csv_escape(params_text(r.params)) << ','
+       << fmt(r.median_ms, "%.6g") << ',' << fmt(r.noise, "%.4g") << ',' << r.samples << ','
+       << fmt(r.bytes, "%.0f") << ',' << fmt(r.flops, "%.0f") << ',' << fmt(r.gbps, "%.6g") << ','
+       << fmt(r.tflops, "%.6g") << ',' << csv_escape(r.peer.value_or("")) << ',' << fmt(r.ratio_to_peer, "%.4g") << ','
+       << fmt(r.ratio_to_ceiling, "%.4g") << ',' << to_string(r.check.status) << ',' << csv_escape(r.check.metric)
+       << ',' << (r.check.error < 0 ? std::string() : fmt(r.check.error, "%.4g")) << ','
+       << csv_escape(r.skipped.value_or("")) << ',' << csv_escape(r.error.value_or(r.check.status == verdict::failed ? r.check.detail : ""))
+       << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace memlab::bench

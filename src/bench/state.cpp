@@ -1,0 +1,221 @@
+#include "bench/state.hpp"
+
+#include <cmath>
+
+#include "bench/runner.hpp"
+#include "memlab/error.hpp"
+
+namespace memlab::bench {
+
+namespace {
+// FNV-1a: a seed per point that is the same on every machine for the same run seed.
+std::uint64_t fnv1a(std::string const& text, std::uint64_t h) {
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+nlohmann::json param_json(param_value const& v) {
+  if (auto const* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (auto const* d = std::get_if<double>(&v)) return *d;
+  return std::get<std::string>(v);
+}
+
+template <class T>
+nlohmann::json opt(std::optional<T> const& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+template <class T>
+std::optional<T> get_opt(nlohmann::json const& j, char const* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+}  // namespace
+
+state::state(run_context& ctx, experiment const& exp, std::map<std::string, param_value> point)
+    : ctx_(&ctx), exp_(&exp), point_(std::move(point)) {
+  row_.experiment = exp.id;
+  row_.cold = ctx.timing().cold;
+  std::string key = exp.id;
+  row_.repro = "memlab run " + exp.id;
+  for (auto const& [name, value] : point_) {
+    key += "|" + name + "=" + to_string(value);
+    if (name == variant_axis_name) {
+      row_.variant = std::get<std::string>(value);
+    } else {
+      row_.params[name] = param_json(value);
+    }
+    row_.repro += " -a " + name + "=" + to_string(value);
+  }
+  seed_ = fnv1a(key, 1469598103934665603ull ^ ctx.seed());
+}
+
+std::int64_t state::get_int(std::string const& axis) const {
+  auto it = point_.find(axis);
+  if (it == point_.end()) throw error("experiment " + exp_->id + " has no axis '" + axis + "'");
+  if (auto const* i = std::get_if<std::int64_t>(&it->second)) return *i;
+  throw error("axis '" + axis + "' of " + exp_->id + " is not an integer axis");
+}
+
+double state::get_float(std::string const& axis) const {
+  auto it = point_.find(axis);
+  if (it == point_.end()) throw error("experiment " + exp_->id + " has no axis '" + axis + "'");
+  if (auto const* d = std::get_if<double>(&it->second)) return *d;
+  if (auto const* i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
+  throw error("axis '" + axis + "' of " + exp_->id + " is not a numeric axis");
+}
+
+std::string const& state::get_string(std::string const& axis) const {
+  auto it = point_.find(axis);
+  if (it == point_.end()) throw error("experiment " + exp_->id + " has no axis '" + axis + "'");
+  if (auto const* s = std::get_if<std::string>(&it->second)) return *s;
+  throw error("axis '" + axis + "' of " + exp_->id + " is not a string axis");
+}
+
+device_info const& state::device() const noexcept { return ctx_->device(); }
+bool state::quick() const noexcept { return ctx_->quick(); }
+bool state::profile() const noexcept { return ctx_->timing().profile; }
+cudaStream_t state::stream() const noexcept { return ctx_->stream(); }
+timing_options const& state::timing() const noexcept { return ctx_->timing(); }
+
+void state::exec(launcher const& launch) {
+  sample_summary const s = ctx_->measure(launch);
+  row_.median_ms = s.median;
+  row_.noise = s.noise;
+  row_.min_ms = s.min;
+  row_.max_ms = s.max;
+  row_.samples = s.samples;
+}
+
+void state::exec_peer(std::string const& name, launcher const& launch) {
+  std::string key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
+  auto it = ctx_->peer_cache.find(key);
+  if (it == ctx_->peer_cache.end()) it = ctx_->peer_cache.emplace(key, ctx_->measure(launch)).first;
+  set_peer(name, it->second.median);
+  row_.extra["peer_noise"] = it->second.noise;
+}
+
+sample_summary state::measure(launcher const& launch) { return ctx_->measure(launch); }
+
+void state::set_samples(std::vector<double> const& ms) {
+  sample_summary const s = summarize(ms);
+  if (s.samples == 0) return;
+  row_.median_ms = s.median;
+  row_.noise = s.noise;
+  row_.min_ms = s.min;
+  row_.max_ms = s.max;
+  row_.samples = s.samples;
+}
+
+void state::set_peer(std::string const& name, double peer_median_ms) {
+  row_.peer = name;
+  row_.peer_median_ms = peer_median_ms;
+}
+
+void state::compare_to_ceiling() { row_.extra["__ceiling_peer"] = true; }
+void state::set_ceiling_gbps(double gbps) { ctx_->ceiling_gbps = gbps; }
+void state::set_fp32_peak_tflops(double tflops) { ctx_->fp32_peak_tflops = tflops; }
+std::optional<double> state::ceiling_gbps() const { return ctx_->ceiling_gbps; }
+std::optional<double> state::fp32_peak_tflops() const { return ctx_->fp32_peak_tflops; }
+
+void state::skip(std::string reason) { throw skip_exception{std::move(reason)}; }
+
+void state::require_cc(int cc, std::string const& what) {
+  if (device().compute_capability() < cc)
+    skip(what + " needs compute capability " + std::to_string(cc / 10) + "." + std::to_string(cc % 10) +
+         "; this GPU is " + std::to_string(device().cc_major) + "." + std::to_string(device().cc_minor));
+}
+
+row state::finish() {
+  row r = row_;
+  bool const ceiling_peer = r.extra.value("__ceiling_peer", false);
+  r.extra.erase("__ceiling_peer");
+  if (r.median_ms && *r.median_ms > 0) {
+    double const seconds = *r.median_ms * 1e-3;
+    if (r.bytes > 0) r.gbps = r.bytes / seconds / 1e9;
+    if (r.flops > 0) r.tflops = r.flops / seconds / 1e12;
+    if (r.gbps && ctx_->ceiling_gbps && *ctx_->ceiling_gbps > 0) r.ratio_to_ceiling = *r.gbps / *ctx_->ceiling_gbps;
+    if (r.peer_median_ms) {
+      r.ratio_to_peer = *r.peer_median_ms / *r.median_ms;
+    } else if (ceiling_peer && r.ratio_to_ceiling) {
+      r.peer = "cudaMemcpy D2D";
+      r.ratio_to_peer = r.ratio_to_ceiling;
+    }
+  }
+  return r;
+}
+
+nlohmann::json to_json(row const& r) {
+  nlohmann::json j;
+  j["experiment"] = r.experiment;
+  j["variant"] = r.variant;
+  j["params"] = r.params;
+  j["median_ms"] = opt(r.median_ms);
+  j["noise"] = opt(r.noise);
+  j["min_ms"] = opt(r.min_ms);
+  j["max_ms"] = opt(r.max_ms);
+  j["samples"] = r.samples;
+  j["bytes"] = r.bytes;
+  j["flops"] = r.flops;
+  j["gbps"] = opt(r.gbps);
+  j["tflops"] = opt(r.tflops);
+  j["verified"] = to_string(r.check.status);
+  j["verification"] = {{"error", r.check.error < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.check.error)},
+                       {"tolerance", r.check.tolerance < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.check.tolerance)},
+                       {"metric", r.check.metric},
+                       {"detail", r.check.detail}};
+  j["peer"] = opt(r.peer);
+  j["peer_median_ms"] = opt(r.peer_median_ms);
+  j["ratio_to_peer"] = opt(r.ratio_to_peer);
+  j["ratio_to_ceiling"] = opt(r.ratio_to_ceiling);
+  j["predicted"] = r.predicted;
+  j["extra"] = r.extra;
+  j["skipped"] = opt(r.skipped);
+  j["error"] = opt(r.error);
+  j["cold"] = r.cold;
+  j["repro"] = r.repro;
+  // JSON has no Inf/NaN: an infinite error (a NaN in the output) is written as a string.
+  if (r.check.error == INFINITY) j["verification"]["error"] = "inf";
+  return j;
+}
+
+row row_from_json(nlohmann::json const& j) {
+  row r;
+  r.experiment = j.value("experiment", "");
+  r.variant = j.value("variant", "");
+  r.params = j.value("params", nlohmann::json::object());
+  r.median_ms = get_opt<double>(j, "median_ms");
+  r.noise = get_opt<double>(j, "noise");
+  r.min_ms = get_opt<double>(j, "min_ms");
+  r.max_ms = get_opt<double>(j, "max_ms");
+  r.samples = j.value("samples", 0);
+  r.bytes = j.value("bytes", 0.0);
+  r.flops = j.value("flops", 0.0);
+  r.gbps = get_opt<double>(j, "gbps");
+  r.tflops = get_opt<double>(j, "tflops");
+  std::string const v = j.value("verified", "not_verified");
+  r.check.status = v == "passed" ? verdict::passed : v == "failed" ? verdict::failed : verdict::not_verified;
+  if (auto it = j.find("verification"); it != j.end() && it->is_object()) {
+    auto const& e = (*it)["error"];
+    r.check.error = e.is_number() ? e.get<double>() : e.is_string() ? INFINITY : -1.0;
+    r.check.tolerance = it->value("tolerance", nlohmann::json(-1.0)).is_number() ? (*it)["tolerance"].get<double>() : -1.0;
+    r.check.metric = it->value("metric", "");
+    r.check.detail = it->value("detail", "");
+  }
+  r.peer = get_opt<std::string>(j, "peer");
+  r.peer_median_ms = get_opt<double>(j, "peer_median_ms");
+  r.ratio_to_peer = get_opt<double>(j, "ratio_to_peer");
+  r.ratio_to_ceiling = get_opt<double>(j, "ratio_to_ceiling");
+  r.predicted = j.value("predicted", nlohmann::json());
+  r.extra = j.value("extra", nlohmann::json::object());
+  r.skipped = get_opt<std::string>(j, "skipped");
+  r.error = get_opt<std::string>(j, "error");
+  r.cold = j.value("cold", true);
+  r.repro = j.value("repro", "");
+  return r;
+}
+
+}  // namespace memlab::bench

@@ -1,0 +1,301 @@
+#include "cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "bench/record.hpp"
+#include "bench/runner.hpp"
+#include "memlab/device.hpp"
+#include "memlab/error.hpp"
+#include "memlab/version.hpp"
+#include "report/report.hpp"
+
+namespace memlab::cli {
+
+namespace {
+
+using bench::usage_error;
+
+std::string human_bytes(double b) {
+  char const* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    ++u;
+  }
+  std::ostringstream os;
+  os << std::setprecision(b < 10 ? 3 : 4) << b << " " << units[u];
+  return os.str();
+}
+
+void print_device(device_info const& d, std::ostream& out) {
+  auto line = [&](char const* k, auto const& v) { out << "  " << std::left << std::setw(34) << k << v << "\n"; };
+  out << "Device " << d.index << ": " << d.name << "\n";
+  line("compute capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
+  line("multiprocessors (SMs)", d.sm_count);
+  line("global memory", human_bytes(static_cast<double>(d.global_mem_bytes)));
+  line("L2 cache", human_bytes(static_cast<double>(d.l2_bytes)));
+  line("persisting L2 max (set-aside)", human_bytes(static_cast<double>(d.persisting_l2_max_bytes)));
+  line("shared memory per SM", human_bytes(static_cast<double>(d.smem_per_sm_bytes)));
+  line("shared memory per block", human_bytes(static_cast<double>(d.smem_per_block_bytes)));
+  line("shared memory per block (opt-in)", human_bytes(static_cast<double>(d.smem_per_block_optin_bytes)));
+  line("registers per SM", d.regs_per_sm);
+  line("registers per block", d.regs_per_block);
+  line("max threads per SM", d.max_threads_per_sm);
+  line("max threads per block", d.max_threads_per_block);
+  line("warp size", d.warp_size);
+  line("asyncEngineCount (copy engines)", d.async_engine_count);
+  line("canMapHostMemory", d.can_map_host_memory ? "yes" : "no");
+  line("unifiedAddressing", d.unified_addressing ? "yes" : "no");
+  line("integrated", d.integrated ? "yes" : "no");
+  line("SM clock (max)", std::to_string(d.sm_clock_khz / 1000) + " MHz");
+  line("memory clock", std::to_string(d.mem_clock_khz / 1000) + " MHz");
+  line("memory bus width", std::to_string(d.mem_bus_width_bits) + " bits");
+  std::ostringstream bw;
+  bw << std::fixed << std::setprecision(1) << d.dram_peak_gbps() << " GB/s (2 x clock x bus width)";
+  line("theoretical DRAM bandwidth", bw.str());
+}
+
+std::string default_output_dir() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "memlab-results/%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+void write_view(std::string const& path, std::string const& text, std::ostream& out) {
+  if (path == "-") {
+    out << text;
+    return;
+  }
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::ofstream f(path);
+  if (!f || !(f << text)) throw error("cannot write " + path);
+}
+
+std::string joined_command_line(std::vector<std::string> const& args) {
+  std::string out;
+  for (auto const& a : args) {
+    bool const quote = a.find_first_of(" \t'\"") != std::string::npos;
+    out += (out.empty() ? "" : " ") + (quote ? "'" + a + "'" : a);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"memlab: CUDA memory optimizations as verified kernels and measured experiments", "memlab"};
+  app.set_version_flag("--version", std::string("memlab ") + MEMLAB_VERSION + " (" + MEMLAB_GIT_REVISION + ")");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  // memlab device
+  auto* device_cmd = app.add_subcommand("device", "What this GPU is: SMs, L2, shared memory, copy engines, peak bandwidth");
+  int device_index = -1;
+  bool device_json = false;
+  device_cmd->add_option("-d,--device", device_index, "Device index (default: every device)");
+  device_cmd->add_flag("--json", device_json, "Print JSON");
+
+  // memlab list
+  auto* list_cmd = app.add_subcommand("list", "Every experiment id, one a line, with a description");
+  bool list_verbose = false;
+  list_cmd->add_flag("-v,--verbose", list_verbose, "Also show axes, seed section and default-suite membership");
+
+  // memlab run
+  auto* run_cmd = app.add_subcommand("run", "Run experiments (no argument: the default suite) on one GPU");
+  std::vector<std::string> selection, axis_texts;
+  bench::run_options ro;
+  std::string output_dir, json_path, csv_path, md_path;
+  bool hot = false, no_report = false, no_progress = false;
+  run_cmd->add_option("experiments", selection, "Experiment ids or families (see `memlab list`)");
+  run_cmd->add_option("-d,--device", ro.device, "CUDA device index")->capture_default_str();
+  run_cmd->add_option("-o,--output", output_dir, "Folder for run.json, run.md and the report (default: memlab-results/<time>)");
+  run_cmd->add_option("-a,--axis", axis_texts,
+                      "Axis override [id:]axis=values; values: 1,2,4 | lo:hi[:step] | 2^lo:2^hi (powers of two)");
+  run_cmd->add_flag("--quick", ro.quick, "Small sweeps and short time budgets (a smoke run)");
+  run_cmd->add_flag("--profile", ro.timing.profile, "Launch each selected variant once, untimed loop (for ncu)");
+  run_cmd->add_flag("--hot", hot, "Hot caches: do not flush L2 before each sample (default: cold)");
+  run_cmd->add_option("--max-noise", ro.timing.max_noise, "Stop sampling below this relative standard deviation")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  run_cmd->add_option("--timeout", ro.timing.timeout_s, "Seconds of sampling per measurement at most")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  run_cmd->add_option("--min-samples", ro.timing.min_samples, "Samples at least")->check(CLI::Range(1, 100000))->capture_default_str();
+  run_cmd->add_option("--seed", ro.seed, "Seed of the random inputs")->capture_default_str();
+  run_cmd->add_option("--json", json_path, "Also write the JSON record to FILE ('-': stdout)");
+  run_cmd->add_option("--csv", csv_path, "Write CSV to FILE ('-': stdout)");
+  run_cmd->add_option("--md", md_path, "Write the Markdown tables to FILE ('-': stdout, the default)");
+  run_cmd->add_flag("--no-report", no_report, "Do not render the report (report.md and plots) at the end");
+  run_cmd->add_flag("--no-progress", no_progress, "No progress lines on stderr");
+
+  // memlab report
+  auto* report_cmd = app.add_subcommand("report", "Render a run record as Markdown with plots");
+  report::report_options rep;
+  bool no_plots = false;
+  report_cmd->add_option("record", rep.record_path, "run.json")->required();
+  report_cmd->add_option("-o,--output", rep.out_dir, "Output folder (default: the record's folder)");
+  report_cmd->add_flag("--no-plots", no_plots, "Markdown only");
+
+  // memlab compare
+  auto* compare_cmd = app.add_subcommand("compare", "Compare two run records row by row");
+  report::compare_options cmp;
+  compare_cmd->add_option("baseline", cmp.baseline, "A.json")->required();
+  compare_cmd->add_option("candidate", cmp.candidate, "B.json")->required();
+  compare_cmd->add_option("--threshold", cmp.threshold, "Slowdown fraction counted as a regression (exit 1)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+
+  std::vector<char const*> argv;
+  for (auto const& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (CLI::CallForHelp const&) {
+    out << app.help();
+    return exit_ok;
+  } catch (CLI::CallForAllHelp const&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return exit_ok;
+  } catch (CLI::CallForVersion const&) {
+    out << std::string("memlab ") + MEMLAB_VERSION + " (" + MEMLAB_GIT_REVISION + ")" << "\n";
+    return exit_ok;
+  } catch (CLI::ParseError const& e) {
+    std::string msg = e.what();
+    if (msg.empty()) msg = "a subcommand is required: device, list, run, report or compare";
+    err << "memlab: error: " << msg << " (see memlab --help)\n";
+    return exit_usage;
+  }
+
+  try {
+    if (*device_cmd) {
+      int const count = device_count();
+      if (count == 0) throw error("no CUDA device is present (cudaGetDeviceCount found none)");
+      nlohmann::json all = nlohmann::json::array();
+      for (int i = 0; i < count; ++i) {
+        if (device_index >= 0 && i != device_index) continue;
+        device_info const d = query_device(i);
+        if (device_json) {
+          all.push_back(bench::to_json(d));
+        } else {
+          print_device(d, out);
+        }
+      }
+      if (device_index >= count) (void)query_device(device_index);  // one-line out-of-range error
+      if (device_json) out << (all.size() == 1 ? all[0] : all).dump(2) << "\n";
+      return exit_ok;
+    }
+
+    if (*list_cmd) {
+      auto const& all = bench::registry::instance().all();
+      std::size_t width = 0;
+      for (auto const& e : all) width = std::max(width, e.id.size());
+      for (auto const& e : all) {
+        out << std::left << std::setw(static_cast<int>(width) + 2) << e.id << e.description << "\n";
+        if (list_verbose) {
+          out << "    seed: " << (e.seed_ref.empty() ? "-" : e.seed_ref)
+              << (e.default_suite ? "; in the default suite" : "; not in the default suite") << "\n";
+          for (auto const& ax : e.axes) {
+            out << "    axis " << ax.name << ":";
+            for (auto const& v : ax.values) out << " " << bench::to_string(v);
+            if (!ax.quick_values.empty()) {
+              out << "  (quick:";
+              for (auto const& v : ax.quick_values) out << " " << bench::to_string(v);
+              out << ")";
+            }
+            out << "\n";
+          }
+        }
+      }
+      return exit_ok;
+    }
+
+    if (*run_cmd) {
+      ro.selection = selection;
+      for (auto const& t : axis_texts) ro.overrides.push_back(bench::parse_axis_override(t));
+      ro.timing.cold = !hot;
+      if (ro.quick) {
+        ro.timing.timeout_s = std::min(ro.timing.timeout_s, 0.25);
+        ro.timing.max_noise = std::max(ro.timing.max_noise, 0.02);
+        ro.timing.min_samples = std::min(ro.timing.min_samples, 5);
+      }
+      ro.output_dir = output_dir.empty() ? default_output_dir() : output_dir;
+      ro.command_line = joined_command_line(args);
+      ro.progress = !no_progress;
+      // Usage errors (selection, overrides) surface before the device is touched.
+      (void)bench::registry::instance().select(ro.selection);
+      bench::run_record record((std::filesystem::path(ro.output_dir) / "run.json").string());
+      record.meta["command_line"] = ro.command_line;
+      bench::run_summary sum;
+      std::string fatal;
+      try {
+        sum = bench::run(ro, record);
+      } catch (usage_error const&) {
+        throw;
+      } catch (std::exception const& e) {
+        fatal = e.what();
+      }
+      if (!fatal.empty() && record.rows.empty() && !record.meta.contains("device")) {
+        // Nothing ran (no device, bad index): one line, no files left behind.
+        err << "memlab: error: " << fatal << "\n";
+        return exit_failure;
+      }
+      if (!fatal.empty()) {
+        record.meta["aborted"] = fatal;
+        record.flush();
+      }
+      std::string const md = bench::to_markdown(record);
+      write_view((std::filesystem::path(ro.output_dir) / "run.md").string(), md, out);
+      if (!json_path.empty()) write_view(json_path, record.to_json().dump(1) + "\n", out);
+      if (!csv_path.empty()) write_view(csv_path, bench::to_csv(record), out);
+      if (!md_path.empty()) {
+        write_view(md_path, md, out);
+      } else if (json_path != "-" && csv_path != "-") {
+        out << md;
+      }
+      if (!no_report && !ro.timing.profile) {
+        report::report_options r;
+        r.record_path = record.path();
+        r.out_dir = ro.output_dir;
+        std::ostringstream report_out;
+        if (report::render(r, report_out, err) != 0) err << "memlab: the report could not be rendered (see above)\n";
+      }
+      err << "memlab: " << sum.rows << " rows: " << sum.passed << " passed, " << sum.failed << " failed, "
+          << sum.not_verified << " not verified, " << sum.skipped << " skipped, " << sum.errors << " errors; record "
+          << record.path() << "\n";
+      if (!fatal.empty()) {
+        err << "memlab: error: " << fatal << "\n";
+        return exit_failure;
+      }
+      if (sum.aborted) {
+        err << "memlab: error: run stopped early: " << sum.abort_reason << "\n";
+        return exit_failure;
+      }
+      return (sum.failed > 0 || sum.errors > 0) ? exit_failure : exit_ok;
+    }
+
+    if (*report_cmd) {
+      rep.plots = !no_plots;
+      return report::render(rep, out, err);
+    }
+    if (*compare_cmd) return report::compare(cmp, out, err);
+  } catch (usage_error const& e) {
+    err << "memlab: error: " << e.what() << "\n";
+    return exit_usage;
+  } catch (std::exception const& e) {
+    err << "memlab: error: " << e.what() << "\n";
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+}  // namespace memlab::cli

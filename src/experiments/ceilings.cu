@@ -1,0 +1,85 @@
+// ceilings: what this GPU can do, measured in the same run as everything compared to it.
+//  - d2d_memcpy: cudaMemcpyAsync device-to-device (bytes read + written), the bandwidth
+//    every bandwidth row's ratio_to_ceiling refers to;
+//  - fp32_fma: independent FP32 FMAs, the arithmetic ceiling for % of peak and the roofline.
+#include <cstring>
+
+#include "bench/state.hpp"
+#include "kernels/ceilings/fma_peak.hpp"
+#include "memlab/buffer.hpp"
+
+namespace {
+
+using namespace memlab;
+using namespace memlab::bench;
+
+void d2d_memcpy(state& s) {
+  std::size_t const bytes = static_cast<std::size_t>(s.get_int("mib")) << 20;
+  std::size_t const n = bytes / sizeof(std::uint32_t);
+  std::vector<std::uint32_t> host(n);
+  fill_random(host, s.seed(), 0, 0xffffffffu);
+  device_buffer<std::uint32_t> src(n), dst(n);
+  src.upload(host);
+  dst.fill_bytes(0xFF);
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s.stream()));
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  s.set_verification(compare_exact(dst.download(), host));
+  s.add_bytes_read(static_cast<double>(bytes));
+  s.add_bytes_written(static_cast<double>(bytes));
+  s.exec([&](cudaStream_t st) {
+    MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, st));
+  });
+  s.set_predicted({{"gbps", s.device().dram_peak_gbps()}, {"model", "theoretical DRAM bandwidth"}});
+  // Publish the ceiling now so every later bandwidth row in this run is compared with it.
+  row const r = s.finish();
+  if (r.gbps) s.set_ceiling_gbps(*r.gbps);
+}
+
+void fp32_fma(state& s) {
+  int const threads = 256;
+  int const blocks = s.device().sm_count * (s.device().max_threads_per_sm / threads);
+  int const iterations = s.quick() ? 1024 : 4096;
+  std::size_t const total = static_cast<std::size_t>(blocks) * threads;
+  float const a = 0.999f, b = 0.001f;  // contracts towards 1: no overflow, no denormals
+  std::vector<float> seeds(4096);
+  fill_random(seeds, s.seed(), -1.0, 1.0);
+  device_buffer<float> d_seeds(seeds.size()), out(total);
+  d_seeds.upload(seeds);
+  out.fill_bytes(0xFF);
+  detail::fma_peak(out.data(), d_seeds.data(), seeds.size(), blocks, threads, iterations, a, b, s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  // Check every thread's result bit for bit against the same FMA sequence on the host.
+  std::vector<float> got = out.download(), ref(total);
+  std::vector<float> per_seed(seeds.size());
+  for (std::size_t i = 0; i < seeds.size(); ++i) per_seed[i] = detail::fma_peak_reference(seeds[i], iterations, a, b);
+  for (std::size_t t = 0; t < total; ++t) ref[t] = per_seed[t % seeds.size()];
+  s.set_verification(compare_exact(got, ref));
+  s.add_flops(2.0 * static_cast<double>(total) * detail::fma_chains * iterations);
+  s.add_writes<float>(total);
+  s.exec([&](cudaStream_t st) {
+    detail::fma_peak(out.data(), d_seeds.data(), seeds.size(), blocks, threads, iterations, a, b, st);
+  });
+  row const r = s.finish();
+  if (r.tflops) s.set_fp32_peak_tflops(*r.tflops);
+  s.set_extra("blocks", blocks);
+  s.set_extra("threads", threads);
+  s.set_extra("iterations", iterations);
+}
+
+registrar const reg{[] {
+  experiment e;
+  e.id = "ceilings";
+  e.description = "measured ceilings: cudaMemcpy device-to-device bandwidth and the FP32 FMA rate";
+  e.seed_ref = "(all bandwidth rows are compared with it)";
+  e.axes = {variant_axis({"d2d_memcpy", "fp32_fma"}), int_axis("mib", {512}, {256})};
+  e.axes[1].min_value = 1;
+  e.axes[1].max_value = 1 << 16;
+  e.axes[1].description = "MiB copied by d2d_memcpy";
+  e.body = [](state& s) {
+    if (s.variant() == "d2d_memcpy") return d2d_memcpy(s);
+    return fp32_fma(s);
+  };
+  return e;
+}()};
+
+}  // namespace

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include "bench/runner.hpp"
+
+using namespace memlab::bench;
+
+namespace {
+experiment sample_experiment() {
+  experiment e;
+  e.id = "demo.sample";
+  e.axes = {variant_axis({"a", "b"}), int_axis("n", {1, 2, 3}, {1}), pow2_axis("size", 10, 12)};
+  e.axes[1].min_value = 1;
+  e.axes[1].max_value = 100;
+  e.body = [](state&) {};
+  return e;
+}
+}  // namespace
+
+TEST(Axes, Pow2AxisAndRange) {
+  auto a = pow2_axis("x", 3, 5, 3, 3);
+  ASSERT_EQ(a.values.size(), 3u);
+  EXPECT_EQ(std::get<std::int64_t>(a.values[2]), 32);
+  ASSERT_EQ(a.quick_values.size(), 1u);
+  EXPECT_EQ(range(0, 10, 5), (std::vector<std::int64_t>{0, 5, 10}));
+}
+
+TEST(Axes, CartesianProductFirstAxisSlowest) {
+  auto e = sample_experiment();
+  auto pts = expand_points(e, false, {});
+  ASSERT_EQ(pts.size(), 2u * 3u * 3u);
+  EXPECT_EQ(std::get<std::string>(pts.front().at("variant")), "a");
+  EXPECT_EQ(std::get<std::string>(pts.back().at("variant")), "b");
+  EXPECT_EQ(std::get<std::int64_t>(pts[1].at("size")), 2048);
+  EXPECT_EQ(expand_points(e, true, {}).size(), 2u * 1u * 3u) << "quick values replace the sweep";
+}
+
+TEST(Axes, OverridesParseListsRangesAndPowers) {
+  auto e = sample_experiment();
+  auto pts = expand_points(e, false, {parse_axis_override("n=5:9:2"), parse_axis_override("demo.sample:variant=b")});
+  ASSERT_EQ(pts.size(), 1u * 3u * 3u);
+  EXPECT_EQ(std::get<std::int64_t>(pts[0].at("n")), 5);
+  EXPECT_EQ(std::get<std::int64_t>(pts[8].at("n")), 9);
+  auto p2 = parse_axis_values(e.axes[2], "2^4:2^6,7");
+  ASSERT_EQ(p2.size(), 4u);
+  EXPECT_EQ(std::get<std::int64_t>(p2[0]), 16);
+  EXPECT_EQ(std::get<std::int64_t>(p2[2]), 64);
+  EXPECT_EQ(std::get<std::int64_t>(p2[3]), 7);
+}
+
+TEST(Axes, BadOverridesAreUsageErrorsThatNameTheProblem) {
+  auto e = sample_experiment();
+  EXPECT_THROW(parse_axis_override("novalue"), usage_error);
+  EXPECT_THROW(parse_axis_override("=3"), usage_error);
+  try {
+    parse_axis_values(e.axes[1], "abc");
+    FAIL();
+  } catch (usage_error const& err) {
+    EXPECT_NE(std::string(err.what()).find("abc"), std::string::npos);
+  }
+  EXPECT_THROW(parse_axis_values(e.axes[1], "0"), usage_error) << "below min_value";
+  EXPECT_THROW(parse_axis_values(e.axes[1], "101"), usage_error) << "above max_value";
+  EXPECT_THROW(parse_axis_values(e.axes[1], "9:3"), usage_error) << "empty range";
+  EXPECT_THROW(parse_axis_values(e.axes[0], "c"), usage_error) << "unknown variant";
+  EXPECT_THROW(parse_axis_values(e.axes[1], "1,,2"), usage_error);
+  EXPECT_THROW(expand_points(e, false, {parse_axis_override("demo.sample:nope=1")}), usage_error);
+  axis closed = int_axis("w", {4, 16});
+  closed.allowed = {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}};
+  EXPECT_NO_THROW(parse_axis_values(closed, "8"));
+  EXPECT_THROW(parse_axis_values(closed, "5"), usage_error);
+}
+
+TEST(Registry, SelectsIdsAndFamiliesAndRejectsUnknownNames) {
+  auto& reg = registry::instance();
+  auto fam = reg.select({"coalescing"});
+  ASSERT_GE(fam.size(), 3u);
+  for (auto const* e : fam) EXPECT_EQ(e->family(), "coalescing");
+  auto one = reg.select({"coalescing.stride", "coalescing.stride"});
+  ASSERT_EQ(one.size(), 1u) << "duplicates collapse";
+  EXPECT_THROW(reg.select({"coalescing.nope"}), usage_error);
+  auto def = reg.select({});
+  EXPECT_FALSE(def.empty());
+  EXPECT_EQ(def.front()->id, "ceilings") << "ceilings run first";
+}
