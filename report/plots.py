@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""Draws the PNGs of a memlab report.
+
+    python3 plots.py PLAN.json
+
+`memlab report` writes PLAN.json: the run record's path, the output folder and the
+list of plots, each {file, title, kind, hints}. This script only draws; deciding
+which plots a record calls for is done on the C++ side (src/report/catalog.cpp).
+Each plot is drawn on its own: one that fails is reported on stderr and the others
+are still written. Exit status 1 if any plot failed.
+
+Kinds: sweep (a metric against one swept parameter, one line per variant, the
+model dashed), seed_bars (the seed's figures beside this GPU's), ladder (% of
+cuBLAS per rung), timeline (one staged run's copies and kernels per stream),
+roofline (every row with flops and bytes under the measured ceilings).
+"""
+import json
+import math
+import sys
+import traceback
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+SIZE_WORDS = ("bytes", "size", "region")
+
+
+# ---------------------------------------------------------------- record access
+
+def num(d, key):
+    """A finite number under key, else None (records may hold nulls or junk)."""
+    if not isinstance(d, dict):
+        return None
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
+
+
+def params(r):
+    p = r.get("params")
+    return p if isinstance(p, dict) else {}
+
+
+def timed(r):
+    return num(r, "median_ms") is not None and not r.get("skipped") and not r.get("error")
+
+
+def failed(r):
+    return r.get("verified") == "failed" or bool(r.get("error"))
+
+
+def rows_of(rows, exp):
+    return [r for r in rows if r.get("experiment") == exp and timed(r)]
+
+
+def is_size_key(k):
+    k = k.lower()
+    return any(w in k for w in SIZE_WORDS)
+
+
+def human_bytes(v, _pos=None):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(v) < 1024 or unit == "TiB":
+            return ("%g %s" % (round(v, 1), unit))
+        v /= 1024.0
+    return str(v)
+
+
+def param_text(k, v):
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and is_size_key(k) and abs(v) >= 1024:
+        return "%s=%s" % (k, human_bytes(v))
+    if isinstance(v, float):
+        return "%s=%g" % (k, v)
+    return "%s=%s" % (k, v)
+
+
+def gpu_name(rec):
+    d = rec.get("device")
+    return d.get("name", "unknown GPU") if isinstance(d, dict) else "unknown GPU"
+
+
+def finish(fig, ax, title, rec, note=None):
+    sub = gpu_name(rec)
+    if rec.get("synthetic_fixture"):
+        sub += "  [SYNTHETIC TEST DATA]"
+    if note:
+        sub += "  ·  " + note
+    ax.set_title(title + "\n" + sub, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- sweep
+
+def pick_x(rows, candidates):
+    keys = {}
+    for r in rows:
+        for k, v in params(r).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                keys.setdefault(k, set()).add(float(v))
+    lower = {k.lower(): k for k in keys}
+    for c in candidates or []:
+        if c.lower() in lower:
+            return lower[c.lower()]
+    best = None
+    for k, vals in keys.items():
+        if best is None or len(vals) > len(keys[best]):
+            best = k
+    return best
+
+
+def model_value(r, y):
+    p = r.get("predicted")
+    if not isinstance(p, dict):
+        return None
+    if y == "gbps":
+        return num(p, "gbps")
+    for k in ("ms", "time_ms", "median_ms", "predicted_ms"):
+        if num(p, k) is not None:
+            return num(p, k)
+    return None
+
+
+def other_model_key(rows):
+    """A numeric prediction in another unit (e.g. a conflict degree), for a second axis."""
+    for r in rows:
+        p = r.get("predicted")
+        if isinstance(p, dict):
+            for k, v in p.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in ("gbps", "ms", "time_ms"):
+                    return k
+    return None
+
+
+def draw_sweep(rec, rows, hints, title):
+    rs = rows_of(rows, hints["experiment"])
+    x = pick_x(rs, hints.get("x"))
+    if x is None:
+        raise ValueError("no numeric parameter to put on the x axis")
+    rs = [r for r in rs if num(params(r), x) is not None]
+    y = hints.get("y", "auto")
+    if y in ("gbps", "auto"):
+        y = "gbps" if rs and all(num(r, "gbps") is not None for r in rs) else "median_ms"
+    # Parameters that never change are named once under the title, not in every label.
+    vals = {}
+    for r in rs:
+        for k, v in params(r).items():
+            if k != x:
+                vals.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
+    varying = sorted(k for k, v in vals.items() if len(v) > 1)
+    constant = sorted(k for k, v in vals.items() if len(v) == 1)
+    series = {}
+    for r in rs:
+        v = str(r.get("variant", "?"))
+        # A parameter whose value the variant's name already says ("pinned_h2d", memory=pinned) is left out.
+        label = " ".join([v] + [param_text(k, params(r).get(k)) for k in varying if str(params(r).get(k)) not in v])
+        series.setdefault(label, []).append(r)
+    many = len(series) > 6
+    fig, ax = plt.subplots(figsize=(10 if many else 8, 5))
+    cmap = plt.get_cmap("tab20" if len(series) > 10 else "tab10")
+    markers = "os^vD<>pPhX*"
+    drew_model = False
+    for i, (label, pts) in enumerate(series.items()):
+        pts.sort(key=lambda r: num(params(r), x))
+        xs = [num(params(r), x) for r in pts]
+        ys = [num(r, y) for r in pts]
+        c = cmap(i % cmap.N)
+        ax.plot(xs, ys, marker=markers[i % len(markers)], ms=4, lw=1.5, color=c, label=label)
+        bad = [(a, b) for a, b, r in zip(xs, ys, pts) if failed(r)]
+        if bad:
+            ax.scatter([a for a, _ in bad], [b for _, b in bad], marker="x", s=80, color="red", zorder=5,
+                       label="failed verification")
+        if hints.get("model"):
+            mp = [(a, model_value(r, y)) for a, r in zip(xs, pts) if model_value(r, y) is not None]
+            if mp:
+                ax.plot([a for a, _ in mp], [b for _, b in mp], ls="--", lw=1.2, color=c,
+                        label=("model: " + label) if len(series) <= 3 else None)
+                drew_model = True
+    ceil = num(rec.get("ceilings") or {}, "d2d_copy_gbps")
+    if hints.get("ceiling") and y == "gbps" and ceil:
+        ax.axhline(ceil, color="gray", ls=":", lw=1.2, label="cudaMemcpy D2D (%.0f GB/s)" % ceil)
+    vkey = hints.get("vline_device_key")
+    if vkey:
+        v = num(rec.get("device") or {}, vkey)
+        if v:
+            ax.axvline(v, color="black", ls=":", lw=1.2, label="persisting L2 max (%s)" % human_bytes(v))
+    if hints.get("model") and not drew_model:
+        k = other_model_key(rs)
+        if k:
+            ax2 = ax.twinx()
+            pts = sorted(rs, key=lambda r: num(params(r), x))
+            ax2.plot([num(params(r), x) for r in pts], [num(r["predicted"], k) for r in pts], ls="--",
+                     color="black", lw=1, label="model: " + k)
+            ax2.set_ylabel("model: " + k.replace("_", " "))
+            ax2.legend(loc="upper center", fontsize=8)
+    if hints.get("logx"):
+        ax.set_xscale("log", base=2)
+        xs_all = [num(params(r), x) for r in rs if num(params(r), x) and num(params(r), x) > 0]
+        if xs_all:
+            lo, hi = int(math.floor(math.log2(min(xs_all)))), int(math.ceil(math.log2(max(xs_all))))
+            step = max(1, int(math.ceil((hi - lo) / 8.0)))
+            if step > 1 and step % 2:
+                step += 1
+            ax.set_xticks([2.0 ** k for k in range(lo - lo % step, hi + 1, step)])
+            ax.minorticks_off()
+    if hints.get("logy"):
+        ax.set_yscale("log")
+    if is_size_key(x):
+        ax.xaxis.set_major_formatter(FuncFormatter(human_bytes))
+    xl = hints.get("xlabel") or x.replace("_", " ")
+    ax.set_xlabel(xl + (" (bytes)" if is_size_key(x) and "byte" not in xl else ""))
+    ax.set_ylabel("effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)")
+    if y == "gbps":
+        ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    else:
+        ax.legend(fontsize=8)
+    note = ", ".join(param_text(k, json.loads(next(iter(vals[k])))) for k in constant)
+    if drew_model and len(series) > 3:
+        note = (note + "; " if note else "") + "dashed: model"
+    return finish(fig, ax, title, rec, note or None)
+
+
+# ---------------------------------------------------------------- seed bars
+
+def draw_seed_bars(rec, rows, hints, title):
+    rs = rows_of(rows, hints["experiment"])
+    seed = hints.get("seed") or []
+    unit = hints.get("seed_unit") or ""
+    y = hints.get("y", "median_ms")
+    if hints.get("x") == "variant":
+        labels, vals, bad, ann = [], [], [], []
+        seen = set()
+        for r in rs:
+            v = r.get("variant", "?")
+            if v in seen:
+                continue
+            seen.add(v)
+            labels.append(v)
+            vals.append(num(r, y))
+            bad.append(failed(r))
+            ann.append("")
+    else:
+        x = pick_x(rs, hints.get("x"))
+        by = {}
+        for r in rs:
+            t = num(params(r), x)
+            if t is not None and t not in by:
+                by[t] = r
+        keys = sorted(by)
+        labels = ["%g" % k for k in keys]
+        vals = [num(by[k], y) for k in keys]
+        bad = [failed(by[k]) for k in keys]
+        ann = []
+        for k in keys:
+            ex = by[k].get("extra") if isinstance(by[k].get("extra"), dict) else {}
+            regs, spill = num(ex, "registers"), num(ex, "spill_bytes")
+            a = []
+            if regs is not None:
+                a.append("%d regs" % regs)
+            if spill:
+                a.append("spill %d B" % spill)
+            ann.append("\n".join(a))
+    fig, axes = plt.subplots(1, 2 if seed else 1, figsize=(11 if seed else 7, 4.6))
+    axes = list(axes) if seed else [axes]
+    ylab = "effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)"
+    if seed:
+        a0 = axes[0]
+        a0.bar([s["label"] for s in seed], [s["value"] for s in seed], color="#999999")
+        a0.set_title("seed's figure (%s)" % (hints.get("seed_device") or "seed"), fontsize=10)
+        a0.set_ylabel(("effective bandwidth (GB/s)" if unit == "GB/s" else "time (ms)"))
+        a0.set_xlabel("tile size" if hints.get("x") != "variant" else "kernel")
+        for i, s in enumerate(seed):
+            a0.annotate("%.3g" % s["value"], (i, s["value"]), ha="center", va="bottom", fontsize=8)
+        a0.tick_params(axis="x", labelrotation=20 if hints.get("x") == "variant" else 0)
+    a1 = axes[-1]
+    colors = ["#d62728" if b else "#1f77b4" for b in bad]
+    a1.bar(labels, [v or 0 for v in vals], color=colors)
+    for i, (v, a) in enumerate(zip(vals, ann)):
+        if v is not None:
+            a1.annotate(("%.3g" % v) + ("\n" + a if a else ""), (i, v), ha="center", va="bottom", fontsize=7)
+    a1.set_ylabel(ylab)
+    a1.set_xlabel("tile size" if hints.get("x") != "variant" else "kernel")
+    a1.tick_params(axis="x", labelrotation=20 if hints.get("x") == "variant" else 0)
+    a1.margins(y=0.2)
+    size = ""
+    if rs:
+        p = {k: v for k, v in params(rs[0]).items() if k in ("m", "n", "k")}
+        size = " ".join(param_text(k, v) for k, v in sorted(p.items()))
+    a1.set_title("this GPU%s%s" % (" (red: failed)" if any(bad) else "", (", " + size) if size else ""),
+                 fontsize=10)
+    sub = gpu_name(rec) + ("  [SYNTHETIC TEST DATA]" if rec.get("synthetic_fixture") else "")
+    fig.suptitle(title + "\n" + sub, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- GEMM ladder
+
+def draw_ladder(rec, rows, hints, title):
+    rs = [r for r in rows_of(rows, hints["experiment"]) if num(r, "ratio_to_peer") is not None]
+    if not rs:
+        raise ValueError("no gemm.ladder row has a ratio to cuBLAS")
+    variants = []
+    for r in rs:
+        if r.get("variant") not in variants:
+            variants.append(r.get("variant"))
+    shapes = {}
+    for r in rs:
+        p = params(r)
+        key = "%s×%s×%s" % (p.get("m", "?"), p.get("n", "?"), p.get("k", "?"))
+        shapes.setdefault(key, {})[r.get("variant")] = r
+    fig, ax = plt.subplots(figsize=(10, 5.2))
+    cmap = plt.get_cmap("tab10")
+    for i, (shape, byv) in enumerate(shapes.items()):
+        xs = [j for j, v in enumerate(variants) if v in byv]
+        ys = [100.0 * num(byv[variants[j]], "ratio_to_peer") for j in xs]
+        ax.plot(xs, ys, marker="o", ms=4, color=cmap(i % 10), label=shape)
+        bad = [(j, yy) for j, yy in zip(xs, ys) if failed(byv[variants[j]])]
+        if bad:
+            ax.scatter([b[0] for b in bad], [b[1] for b in bad], marker="x", s=90, color="red", zorder=5,
+                       label="failed verification" if i == 0 or True else None)
+    ax.axhline(100, color="gray", ls=":", lw=1.2, label="cuBLAS SGEMM (same run)")
+    ax.set_xticks(range(len(variants)))
+    ax.set_xticklabels(variants, rotation=30, ha="right")
+    ax.set_xlabel("kernel (the ladder, in order)")
+    ax.set_ylabel("% of cuBLAS SGEMM throughput")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    h, lab = ax.get_legend_handles_labels()
+    uniq = dict(zip(lab, h))
+    ax.legend(uniq.values(), uniq.keys(), fontsize=8, title="M×N×K", loc="upper left")
+    return finish(fig, ax, title, rec)
+
+
+# ---------------------------------------------------------------- timeline
+
+def draw_timeline(rec, rows, hints, title):
+    cands = [r for r in rows if isinstance(r.get("extra"), dict) and isinstance(r["extra"].get("timeline"), list)
+             and r["extra"]["timeline"]]
+    pref = [r for r in cands if r.get("experiment") == hints.get("experiment")]
+    r = (pref or cands)[0]
+    events = []
+    for e in r["extra"]["timeline"]:
+        if not isinstance(e, dict):
+            continue
+        s, t = num(e, "start_ms"), num(e, "end_ms")
+        if s is None or t is None or t < s:
+            continue
+        lane = e.get("stream", e.get("lane", e.get("engine", "?")))
+        op = str(e.get("op", e.get("kind", e.get("name", "?"))))
+        events.append((str(lane), op, s, t))
+    if not events:
+        raise ValueError("the timeline holds no event with start_ms and end_ms")
+    t0 = min(e[2] for e in events)
+    events = [(ln, op, s - t0, t - t0) for ln, op, s, t in events]
+    lanes = []
+    for ln, _, _, _ in sorted(events, key=lambda e: (e[0].isdigit() and int(e[0]) or 0, e[0])):
+        if ln not in lanes:
+            lanes.append(ln)
+    ops = []
+    for _, op, _, _ in events:
+        if op not in ops:
+            ops.append(op)
+    colors = {op: plt.get_cmap("Set2")(i % 8) for i, op in enumerate(ops)}
+    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * len(lanes)))
+    for ln, op, s, t in events:
+        y = lanes.index(ln)
+        ax.broken_barh([(s, t - s)], (y - 0.38, 0.76), facecolors=colors[op], edgecolor="black", lw=0.4)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels(["stream " + ln for ln in lanes])
+    ax.invert_yaxis()
+    ax.set_xlabel("time since the first event (ms)")
+    from matplotlib.patches import Patch
+    ax.legend([Patch(color=colors[o]) for o in ops], ops, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, axis="x", alpha=0.3)
+    what = "%s %s %s" % (r.get("experiment", ""), r.get("variant", ""),
+                         " ".join(param_text(k, v) for k, v in sorted(params(r).items())))
+    return finish(fig, ax, title, rec, what.strip())
+
+
+# ---------------------------------------------------------------- roofline
+
+def draw_roofline(rec, rows, hints, title):
+    pts = []
+    for r in rows:
+        f, b, ms = num(r, "flops"), num(r, "bytes"), num(r, "median_ms")
+        if timed(r) and f and b and f > 0 and b > 0 and ms > 0:
+            pts.append((r.get("experiment", "?"), f / b, f / (ms * 1e-3) / 1e12, failed(r)))
+    if not pts:
+        raise ValueError("no row has flops, bytes and a time")
+    ce = rec.get("ceilings") if isinstance(rec.get("ceilings"), dict) else {}
+    dev = rec.get("device") if isinstance(rec.get("device"), dict) else {}
+    bw, bw_label = num(ce, "d2d_copy_gbps"), "measured cudaMemcpy D2D"
+    if bw is None:
+        bw, bw_label = num(dev, "dram_peak_gbps"), "DRAM peak (datasheet)"
+    peak = num(ce, "fp32_peak_tflops")
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    exps = sorted({p[0] for p in pts})
+    cmap = plt.get_cmap("tab20" if len(exps) > 10 else "tab10")
+    markers = "os^vD<>pPhX*"
+    for i, e in enumerate(exps):
+        mine = [p for p in pts if p[0] == e]
+        ax.scatter([p[1] for p in mine], [p[2] for p in mine], s=22, color=cmap(i % cmap.N),
+                   marker=markers[i % len(markers)], label=e, alpha=0.85)
+    bad = [p for p in pts if p[3]]
+    if bad:
+        ax.scatter([p[1] for p in bad], [p[2] for p in bad], s=90, marker="x", color="red", label="failed verification")
+    xmin = min(p[1] for p in pts) / 2
+    xmax = max(p[1] for p in pts) * 2
+    if bw and peak:
+        xmax = max(xmax, 4 * peak * 1e3 / bw)
+    xs = [xmin * (xmax / xmin) ** (i / 200.0) for i in range(201)]
+    if bw:
+        roof = [bw * x / 1e3 for x in xs]
+        if peak:
+            roof = [min(peak, v) for v in roof]
+        ax.plot(xs, roof, color="black", lw=1.5,
+                label="roof: %s %.0f GB/s%s" % (bw_label, bw, (", FP32 peak %.1f TFLOP/s" % peak) if peak else ""))
+        if peak:
+            ridge = peak * 1e3 / bw
+            ax.axvline(ridge, color="gray", ls=":", lw=1)
+            ax.annotate("ridge %.1f FLOP/B" % ridge, (ridge, peak), textcoords="offset points", xytext=(4, -14),
+                        fontsize=8, color="gray")
+    elif peak:
+        ax.axhline(peak, color="black", lw=1.5, label="FP32 peak %.1f TFLOP/s" % peak)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte of declared DRAM traffic)")
+    ax.set_ylabel("achieved TFLOP/s (FP32)")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return finish(fig, ax, title, rec)
+
+
+DRAW = {"sweep": draw_sweep, "seed_bars": draw_seed_bars, "ladder": draw_ladder, "timeline": draw_timeline,
+        "roofline": draw_roofline}
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: plots.py PLAN.json", file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        plan = json.load(f)
+    with open(plan["record"]) as f:
+        rec = json.load(f)
+    if not isinstance(rec, dict):
+        print("the record is not a JSON object", file=sys.stderr)
+        return 2
+    rows = [r for r in (rec.get("rows") or []) if isinstance(r, dict)]
+    failures = 0
+    for p in plan.get("plots", []):
+        path = plan["out_dir"].rstrip("/") + "/" + p["file"]
+        try:
+            draw = DRAW[p["kind"]]
+            fig = draw(rec, rows, p.get("hints") or {}, p.get("title", p["file"]))
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            print("wrote", path)
+        except Exception as e:  # one bad plot must not cost the others
+            failures += 1
+            plt.close("all")
+            print("%s: not drawn: %s: %s" % (p.get("file"), type(e).__name__, e), file=sys.stderr)
+            traceback.print_exc(limit=3, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

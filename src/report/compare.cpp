@@ -1,0 +1,175 @@
+// memlab compare A.json B.json: per-row ratio B/A with a noise-aware verdict.
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "report/record_view.hpp"
+#include "report/report.hpp"
+
+namespace memlab::report {
+
+namespace {
+
+using namespace detail;
+
+/// How many combined noises a difference must exceed before it counts: the medians
+/// of two runs each scatter by about their relative standard deviation.
+constexpr double noise_factor = 2.0;
+
+struct indexed {
+  json rec;
+  std::vector<json const*> order;
+  std::map<std::string, json const*> by_key;
+  int duplicates = 0;
+};
+
+indexed index_rows(json rec) {
+  indexed x{std::move(rec), {}, {}, 0};
+  for (auto const& r : arr(x.rec, "rows")) {
+    if (!r.is_object()) continue;
+    auto k = row_key(r);
+    if (x.by_key.count(k)) {
+      ++x.duplicates;
+      continue;
+    }
+    x.by_key[k] = &r;
+    x.order.push_back(&r);
+  }
+  return x;
+}
+
+std::string side_state(json const& r) {
+  switch (state_of(r)) {
+    case row_state::skipped: return "skipped (" + str(r, "skipped") + ")";
+    case row_state::error: return "error (" + str(r, "error") + ")";
+    case row_state::failed: return "failed verification";
+    case row_state::no_timing: return "no timing";
+    default: return "";
+  }
+}
+
+std::string row_label(json const& r) {
+  return "| " + cell(str(r, "experiment", "?")) + " | " + cell(str(r, "variant", "?")) + " | " +
+         cell(params_text(obj(r, "params"))) + " |";
+}
+
+}  // namespace
+
+int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
+  if (!(opt.threshold >= 0.0) || !std::isfinite(opt.threshold)) {
+    err << "memlab compare: the threshold must be a fraction >= 0 (e.g. 0.05), not " << opt.threshold << "\n";
+    return 2;
+  }
+  indexed a, b;
+  try {
+    a = index_rows(load_record(opt.baseline));
+    b = index_rows(load_record(opt.candidate));
+  } catch (std::exception const& e) {
+    err << "memlab compare: " << e.what() << "\n";
+    return 2;
+  }
+
+  std::string gpu_a = str(obj(a.rec, "device"), "name", "unknown GPU");
+  std::string gpu_b = str(obj(b.rec, "device"), "name", "unknown GPU");
+  bool same_gpu = gpu_a == gpu_b;
+
+  std::ostringstream md;
+  md << "# memlab compare\n\n| | A (baseline) | B (candidate) |\n|---|---|---|\n";
+  md << "| record | `" << cell(opt.baseline) << "` | `" << cell(opt.candidate) << "` |\n";
+  md << "| GPU | " << cell(gpu_a) << " | " << cell(gpu_b) << " |\n";
+  md << "| revision | `" << cell(str(obj(a.rec, "memlab"), "git_revision", "?")) << "` | `"
+     << cell(str(obj(b.rec, "memlab"), "git_revision", "?")) << "` |\n";
+  md << "| started | " << cell(str(a.rec, "started", "?")) << " | " << cell(str(b.rec, "started", "?")) << " |\n";
+  md << "| finished | " << cell(str(a.rec, "finished", "**not finished**")) << " | "
+     << cell(str(b.rec, "finished", "**not finished**")) << " |\n\n";
+  if (!same_gpu)
+    md << "> ⚠ **Different GPUs** (" << cell(gpu_a) << " → " << cell(gpu_b)
+       << "): the ratios compare the hardware as well as the code.\n\n";
+  for (auto const* x : {&a, &b})
+    if (x->duplicates > 0)
+      md << "> " << (x == &a ? "A" : "B") << " repeats " << x->duplicates
+         << " row(s) with the same experiment, variant and params; only the first of each is compared.\n\n";
+
+  std::ostringstream table;
+  table << "| experiment | variant | params | A ms ± noise | B ms ± noise | B/A time | verdict |\n"
+           "|---|---|---|--:|--:|--:|---|\n";
+  int faster = 0, slower = 0, same = 0, incomparable = 0, newly_failed = 0;
+  std::vector<std::string> regressions;
+  for (auto const* ra : a.order) {
+    auto it = b.by_key.find(row_key(*ra));
+    if (it == b.by_key.end()) continue;
+    json const& rb = *it->second;
+    auto ma = num(*ra, "median_ms"), mb = num(rb, "median_ms");
+    double na = num(*ra, "noise").value_or(0.0), nb = num(rb, "noise").value_or(0.0);
+    auto t = [](std::optional<double> m, double n) {
+      return m ? fmt(*m) + " ± " + fmt(n * 100.0) + "%" : std::string("—");
+    };
+    std::string verdict, ratio = "—";
+    std::string sa = side_state(*ra), sb = side_state(rb);
+    bool a_good = sa.empty(), b_good = sb.empty();
+    if (a_good && (state_of(rb) == row_state::failed || state_of(rb) == row_state::error)) {
+      verdict = "❌ **regression**: " + cell(sb) + " in B";
+      ++newly_failed;
+      regressions.push_back(row_label(rb) + " " + sb + " in B");
+    } else if (!a_good || !b_good) {
+      verdict = "not compared: " + (a_good ? "" : "A " + cell(sa)) + (!a_good && !b_good ? "; " : "") +
+                (b_good ? "" : "B " + cell(sb));
+      ++incomparable;
+    } else if (!ma || !mb || *ma <= 0) {
+      verdict = "not compared: no timing";
+      ++incomparable;
+    } else {
+      double r = *mb / *ma;
+      double tol = std::max(opt.threshold, noise_factor * (na + nb));
+      ratio = fmt(r);
+      if (std::fabs(r - 1.0) <= tol) {
+        verdict = "same (within " + fmt(tol * 100.0) + "%)";
+        ++same;
+      } else if (r < 1.0) {
+        verdict = "faster (" + fmt(1.0 / r) + "×)";
+        ++faster;
+      } else {
+        verdict = "❌ **slower** (" + fmt(r) + "×, beyond " + fmt(tol * 100.0) + "%)";
+        ++slower;
+        regressions.push_back(row_label(rb) + " " + fmt(r) + "× the time of A");
+      }
+    }
+    table << row_label(*ra) << " " << t(ma, na) << " | " << t(mb, nb) << " | " << ratio << " | " << verdict << " |\n";
+  }
+  std::vector<json const*> only_a, only_b;
+  for (auto const* r : a.order)
+    if (!b.by_key.count(row_key(*r))) only_a.push_back(r);
+  for (auto const* r : b.order)
+    if (!a.by_key.count(row_key(*r))) only_b.push_back(r);
+
+  int matched = faster + slower + same + incomparable + newly_failed;
+  md << "**" << matched << " rows in both**: " << faster << " faster, " << slower << " slower, " << same
+     << " same, " << newly_failed << " newly failing, " << incomparable << " not compared; " << only_a.size()
+     << " only in A, " << only_b.size() << " only in B. Threshold " << fmt(opt.threshold * 100.0)
+     << "%: a row is *same* when |B/A − 1| ≤ max(threshold, " << fmt(noise_factor)
+     << " × (noise A + noise B)); B/A below 1 is faster.\n\n";
+  if (!regressions.empty()) {
+    md << "## ❌ Regressions (" << regressions.size() << ")\n\n| experiment | variant | params | what |\n|---|---|---|---|\n";
+    for (auto const& r : regressions) md << r << " |\n";
+    md << "\n";
+  }
+  md << "## Rows in both\n\n";
+  if (matched == 0)
+    md << "*No row is in both runs.*\n\n";
+  else
+    md << table.str() << "\n";
+  auto list = [&](char const* title, std::vector<json const*> const& v) {
+    if (v.empty()) return;
+    md << "## " << title << " (" << v.size() << ")\n\n| experiment | variant | params |\n|---|---|---|\n";
+    for (auto const* r : v) md << row_label(*r) << "\n";
+    md << "\n";
+  };
+  list("Only in A", only_a);
+  list("Only in B", only_b);
+
+  out << md.str();
+  return regressions.empty() ? 0 : 1;
+}
+
+}  // namespace memlab::report

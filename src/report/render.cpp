@@ -1,0 +1,408 @@
+// memlab report: run.json -> report.md (+ plots/*.png).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "report/catalog.hpp"
+#include "report/plots.hpp"
+#include "report/record_view.hpp"
+#include "report/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace memlab::report {
+
+namespace {
+
+using namespace detail;
+
+std::string pct(double ratio) { return fmt(ratio * 100.0) + "%"; }
+
+void header(std::ostream& md, json const& rec) {
+  auto const& dev = obj(rec, "device");
+  auto const& mem = obj(rec, "memlab");
+  std::string gpu = str(dev, "name", "unknown GPU");
+  md << "# memlab report: " << gpu << "\n\n";
+  if (rec.value("synthetic_fixture", false))
+    md << "> **Synthetic test fixture**: these numbers were made up to test the report; they were "
+          "not measured.\n\n";
+  if (!rec.contains("finished") || rec["finished"].is_null())
+    md << "> **Partial run**: the record has no finish time (the run was interrupted or is still "
+          "going), so some experiments may be missing or incomplete.\n\n";
+  if (auto v = num(rec, "format_version"); v && *v > 1)
+    md << "> Record format " << fmt(*v) << " is newer than this report knows (1); unknown fields are ignored.\n\n";
+
+  md << "| | |\n|---|---|\n";
+  std::string g = "**" + cell(gpu) + "**";
+  if (auto cc = str(dev, "cc"); !cc.empty()) g += " · cc " + cc;
+  if (auto v = num(dev, "sm_count")) g += " · " + fmt(*v) + " SMs";
+  if (auto v = num(dev, "l2_bytes")) {
+    g += " · L2 " + fmt_bytes(*v);
+    if (auto p = num(dev, "persisting_l2_max_bytes")) g += " (persisting max " + fmt_bytes(*p) + ")";
+  }
+  if (auto v = num(dev, "dram_peak_gbps")) g += " · DRAM peak " + fmt(*v) + " GB/s";
+  if (auto v = num(dev, "async_engine_count")) g += " · " + fmt(*v) + " copy engines";
+  md << "| GPU | " << g << " |\n";
+  std::string run = "started " + str(rec, "started", "?");
+  run += " · finished " + (str(rec, "finished").empty() ? std::string("**not finished**") : str(rec, "finished"));
+  md << "| Run | " << cell(run) << " |\n";
+  md << "| memlab | " << cell(str(mem, "version", "?")) << " (revision `" << cell(str(mem, "git_revision", "?"))
+     << "`) |\n";
+  if (auto c = str(rec, "command_line"); !c.empty()) md << "| Command | `" << cell(c) << "` |\n";
+  auto const& t = obj(rec, "timing");
+  if (!t.empty()) {
+    std::string s;
+    if (t.contains("cold") && t["cold"].is_boolean())
+      s += t["cold"].get<bool>() ? "cold (L2 flushed before every sample)" : "hot (back to back)";
+    if (auto n = num(t, "max_noise")) s += (s.empty() ? "" : " · ") + std::string("noise bound ") + pct(*n);
+    if (!s.empty()) md << "| Timing | " << s << " · median of samples, noise = relative std. deviation |\n";
+  }
+  auto const& ceil = obj(rec, "ceilings");
+  std::string cs;
+  if (auto v = num(ceil, "d2d_copy_gbps")) {
+    cs += "cudaMemcpy D2D **" + fmt(*v) + " GB/s**";
+    if (auto p = num(dev, "dram_peak_gbps"); p && *p > 0) cs += " (" + pct(*v / *p) + " of DRAM peak)";
+  } else {
+    cs += "cudaMemcpy D2D not measured";
+  }
+  if (auto v = num(ceil, "fp32_peak_tflops"))
+    cs += " · FP32 FMA peak **" + fmt(*v) + " TFLOP/s**";
+  else
+    cs += " · FP32 peak not measured";
+  md << "| Ceilings | " << cs << " |\n\n";
+}
+
+std::string verified_text(json const& r) {
+  switch (state_of(r)) {
+    case row_state::skipped:
+      return "skipped";
+    case row_state::error:
+      return "❌ **ERROR**: " + cell(str(r, "error"));
+    case row_state::failed: {
+      auto const& v = obj(r, "verification");
+      std::string s = "❌ **FAILED**";
+      if (auto e = num(v, "error")) {
+        s += " (" + str(v, "metric", "error") + " " + fmt(*e);
+        if (auto tol = num(v, "tolerance")) s += " > " + fmt(*tol);
+        s += ")";
+      }
+      if (auto d = str(v, "detail"); !d.empty()) s += " " + cell(d);
+      return s;
+    }
+    case row_state::no_timing:
+      return str(r, "verified", "—") + " (no timing)";
+    case row_state::not_verified:
+      return str(r, "verified").empty() ? "—" : "not verified";
+    case row_state::ok:
+      return "passed";
+  }
+  return "—";
+}
+
+std::string predicted_text(json const& r) {
+  auto it = r.find("predicted");
+  if (it == r.end() || it->is_null()) return "";
+  if (!it->is_object()) return cell(value_text(*it));
+  std::string s;
+  for (auto p = it->begin(); p != it->end(); ++p) {
+    if (!s.empty()) s += ", ";
+    s += p.key() + " " + (p->is_number() ? fmt(p->get<double>()) : value_text(*p));
+  }
+  // The measurement against the model, where both speak the same unit.
+  if (auto pg = num(*it, "gbps"), g = num(r, "gbps"); pg && g && *pg > 0)
+    s += " → measured/model " + fmt(*g / *pg);
+  else {
+    std::optional<double> pm;
+    for (auto const* k : {"ms", "time_ms", "median_ms", "predicted_ms"})
+      if (!pm) pm = num(*it, k);
+    if (auto m = num(r, "median_ms"); pm && m && *pm > 0) s += " → measured/model " + fmt(*m / *pm);
+  }
+  return cell(s);
+}
+
+std::string extra_text(json const& r) {
+  auto const& ex = obj(r, "extra");
+  std::string s;
+  for (auto p = ex.begin(); p != ex.end(); ++p) {
+    if (!s.empty()) s += ", ";
+    if (p->is_array())
+      s += p.key() + "[" + std::to_string(p->size()) + "]";
+    else if (p->is_object())
+      s += p.key() + "{…}";
+    else
+      s += p.key() + "=" + value_text(*p, p.key());
+  }
+  return cell(s);
+}
+
+std::string peer_text(json const& r) {
+  auto ratio = num(r, "ratio_to_peer");
+  if (!ratio) return "";
+  std::string peer = str(r, "peer", "peer");
+  return pct(*ratio) + " of " + cell(peer);
+}
+
+std::string time_text(json const& r) {
+  auto m = num(r, "median_ms");
+  if (!m) return "—";
+  std::string s = fmt(*m);
+  if (auto n = num(r, "noise")) s += " ± " + pct(*n);
+  return s;
+}
+
+/// One experiment's table; returns the number of rows that lacked fields.
+int table(std::ostream& md, std::vector<json const*> const& rows) {
+  bool any_tflops = false, any_peer = false, any_pred = false, any_extra = false, any_gbps = false;
+  for (auto const* r : rows) {
+    any_tflops |= num(*r, "tflops").has_value();
+    any_gbps |= num(*r, "gbps").has_value();
+    any_peer |= num(*r, "ratio_to_peer").has_value();
+    any_pred |= !predicted_text(*r).empty();
+    any_extra |= !extra_text(*r).empty();
+  }
+  md << "| variant | params | median ms ± noise |" << (any_gbps ? " GB/s |" : "") << (any_tflops ? " TFLOP/s |" : "")
+     << (any_peer ? " vs peer |" : "") << " verified |" << (any_pred ? " model |" : "") << (any_extra ? " extra |" : "")
+     << "\n|---|---|--:|" << (any_gbps ? "--:|" : "") << (any_tflops ? "--:|" : "") << (any_peer ? "--:|" : "") << "---|"
+     << (any_pred ? "---|" : "") << (any_extra ? "---|" : "") << "\n";
+  int lacking = 0;
+  for (auto const* rp : rows) {
+    json const& r = *rp;
+    auto st = state_of(r);
+    bool bad = st == row_state::failed || st == row_state::error;
+    if (st == row_state::no_timing || !r.contains("variant") || !r.contains("verified")) ++lacking;
+    std::string variant = cell(str(r, "variant", "?"));
+    md << "| " << (bad ? "❌ **" + variant + "**" : variant) << " | " << cell(params_text(obj(r, "params"))) << " | "
+       << time_text(r) << " |";
+    if (any_gbps) md << " " << fmt(num(r, "gbps")) << " |";
+    if (any_tflops) md << " " << fmt(num(r, "tflops")) << " |";
+    if (any_peer) md << " " << peer_text(r) << " |";
+    md << " " << verified_text(r) << " |";
+    if (any_pred) md << " " << predicted_text(r) << " |";
+    if (any_extra) md << " " << extra_text(r) << " |";
+    md << "\n";
+  }
+  return lacking;
+}
+
+struct section {
+  std::string id;
+  json meta = json::object();  // the experiments[] entry, if any
+  std::vector<json const*> rows;
+};
+
+void plot_links(std::ostream& md, std::vector<plot_spec> const& plans, plot_outcome const& po,
+                std::string const& exp) {
+  for (auto const& p : plans) {
+    if (std::find(p.experiments.begin(), p.experiments.end(), exp) == p.experiments.end()) continue;
+    auto it = po.drawn.find(p.file);
+    if (it != po.drawn.end() && it->second)
+      md << "![" << p.title << "](plots/" << p.file << ")\n\n";
+    else
+      md << "*Plot not drawn: `plots/" << p.file << "` (" << p.title << ")" << "; see the note at the top.*\n\n";
+  }
+}
+
+void render_section(std::ostream& md, section const& s, std::vector<plot_spec> const& plans,
+                    plot_outcome const& po) {
+  std::string heading = s.id.empty() ? "Rows without an experiment id" : s.id;
+  md << "## " << heading << "\n\n";
+  std::string line;
+  if (auto d = str(s.meta, "description"); !d.empty()) line += "*" + d + "*";
+  if (auto sr = str(s.meta, "seed_ref"); !sr.empty()) line += (line.empty() ? "" : " · ") + std::string("seed ") + sr;
+  std::string status = str(s.meta, "status");
+  if (!status.empty()) line += (line.empty() ? "" : " · ") + std::string("status **") + status + "**";
+  if (!line.empty()) md << line << "\n\n";
+  if (status == "aborted")
+    md << "> ⚠ This experiment was **aborted**: the rows below are those recorded before it stopped.\n\n";
+  else if (status == "failed")
+    md << "> ❌ This experiment **failed**: at least one row failed verification or stopped with an error.\n\n";
+  else if (s.meta.empty() && !s.id.empty())
+    md << "> This experiment is not in the record's list of experiments; its rows are shown as found.\n\n";
+
+  if (technique const* t = find_technique(s.id)) {
+    md << t->prose << "\n\n";
+    if (!t->seed_note.empty()) md << "**The seed's figure.** " << t->seed_note << "\n\n";
+  }
+
+  std::vector<json const*> shown, skipped;
+  for (auto const* r : s.rows) (state_of(*r) == row_state::skipped ? skipped : shown).push_back(r);
+  if (s.rows.empty()) {
+    md << "*No rows were recorded for this experiment.*\n\n";
+    return;
+  }
+  if (!shown.empty()) {
+    md << "**This GPU.**\n\n";
+    bool fold = shown.size() > 30;
+    if (fold) md << "<details><summary>All " << shown.size() << " rows</summary>\n\n";
+    int lacking = table(md, shown);
+    md << "\n";
+    if (fold) md << "</details>\n\n";
+    if (lacking > 0)
+      md << "> " << lacking << " row(s) lack fields (timing, variant or verification status) and are shown with "
+         << "—; the record may be incomplete.\n\n";
+  }
+  if (!skipped.empty()) {
+    md << "Skipped (" << skipped.size() << "):\n\n";
+    for (auto const* r : skipped)
+      md << "- " << cell(str(*r, "variant", "?")) << " (" << cell(params_text(obj(*r, "params")))
+         << "): " << cell(str(*r, "skipped")) << "\n";
+    md << "\n";
+  }
+  plot_links(md, plans, po, s.id);
+}
+
+}  // namespace
+
+int render(report_options const& opt, std::ostream& out, std::ostream& err) {
+  json rec;
+  try {
+    rec = load_record(opt.record_path);
+  } catch (std::exception const& e) {
+    err << "memlab report: " << e.what() << "\n";
+    return 2;
+  }
+  fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.record_path).parent_path() : fs::path(opt.out_dir);
+  if (out_dir.empty()) out_dir = ".";
+  try {
+    fs::create_directories(out_dir);
+  } catch (std::exception const& e) {
+    err << "memlab report: cannot create " << out_dir.string() << ": " << e.what() << "\n";
+    return 2;
+  }
+
+  // Sections: the record's experiments in order, then any experiment seen only in rows.
+  std::vector<section> sections;
+  std::map<std::string, std::size_t> index;
+  for (auto const& e : arr(rec, "experiments")) {
+    std::string id = str(e, "id");
+    if (id.empty() || index.count(id)) continue;
+    index[id] = sections.size();
+    sections.push_back({id, e, {}});
+  }
+  for (auto const& r : arr(rec, "rows")) {
+    if (!r.is_object()) continue;
+    std::string id = str(r, "experiment");
+    if (!index.count(id)) {
+      index[id] = sections.size();
+      sections.push_back({id, json::object(), {}});
+    }
+    sections[index[id]].rows.push_back(&r);
+  }
+
+  std::vector<plot_spec> plans;
+  plot_outcome po;
+  try {
+    plans = plan_plots(rec);
+  } catch (std::exception const& e) {
+    po.problem = std::string("could not plan the plots: ") + e.what();
+  }
+  for (auto const& p : plans) po.drawn[p.file] = false;
+  if (opt.plots && !plans.empty()) po = draw_plots(opt.record_path, out_dir.string(), plans, opt.python);
+
+  std::ostringstream md;
+  header(md, rec);
+
+  if (!plans.empty()) {
+    bool none_drawn = true;
+    for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
+    if (!opt.plots) {
+      md << "> Plots were not drawn (plots turned off).\n\n";
+    } else if (!po.problem.empty()) {
+      md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
+      if (po.problem.find("matplotlib") != std::string::npos)
+        md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
+           << "` again.";
+      md << " Missing:";
+      for (auto const& p : plans)
+        if (!po.drawn[p.file]) md << " `plots/" << p.file << "`";
+      md << "\n\n";
+    }
+  }
+
+  // Summary: counts, then every failed row up front.
+  int n_ok = 0, n_fail = 0, n_err = 0, n_skip = 0, n_nv = 0, n_nt = 0;
+  std::vector<json const*> bad;
+  for (auto const& s : sections)
+    for (auto const* r : s.rows) switch (state_of(*r)) {
+        case row_state::ok: ++n_ok; break;
+        case row_state::failed: ++n_fail; bad.push_back(r); break;
+        case row_state::error: ++n_err; bad.push_back(r); break;
+        case row_state::skipped: ++n_skip; break;
+        case row_state::not_verified: ++n_nv; break;
+        case row_state::no_timing: ++n_nt; break;
+      }
+  std::map<std::string, int> by_status;
+  for (auto const& s : sections) ++by_status[str(s.meta, "status", s.meta.empty() ? "not listed" : "unknown")];
+  md << "## Summary\n\n" << sections.size() << " experiments (";
+  bool first = true;
+  for (auto const& [k, v] : by_status) {
+    md << (first ? "" : ", ") << v << " " << k;
+    first = false;
+  }
+  md << "), " << (n_ok + n_fail + n_err + n_skip + n_nv + n_nt) << " rows: " << n_ok << " verified, ";
+  if (n_fail + n_err > 0)
+    md << "**" << n_fail << " failed verification, " << n_err << " stopped with an error**, ";
+  else
+    md << "0 failed, ";
+  md << n_nv << " not verified, " << n_skip << " skipped";
+  if (n_nt > 0) md << ", " << n_nt << " without timing";
+  md << ".\n\n";
+  if (!bad.empty()) {
+    md << "### ❌ Failed rows\n\n";
+    for (auto const* r : bad) {
+      std::string id = str(*r, "experiment");
+      md << "- [" << cell(id.empty() ? "?" : id) << "](#" << anchor(id) << ") " << cell(str(*r, "variant", "?"))
+         << " (" << cell(params_text(obj(*r, "params"))) << "): " << verified_text(*r);
+      if (auto rp = str(*r, "repro"); !rp.empty()) md << " · rerun: `" << cell(rp) << "`";
+      md << "\n";
+    }
+    md << "\n";
+  }
+  if (sections.empty()) md << "*The record holds no experiments and no rows.*\n\n";
+  plot_links(md, plans, po, "");
+
+  if (!sections.empty()) {
+    md << "## Contents\n\n";
+    for (auto const& s : sections) {
+      std::string h = s.id.empty() ? "Rows without an experiment id" : s.id;
+      md << "- [" << h << "](#" << anchor(h) << ")";
+      if (auto st = str(s.meta, "status"); !st.empty() && st != "completed") md << " (" << st << ")";
+      md << "\n";
+    }
+    md << "\n";
+  }
+  for (auto const& s : sections) {
+    try {
+      render_section(md, s, plans, po);
+    } catch (std::exception const& e) {  // a malformed section must not lose the others
+      md << "> This section could not be rendered: " << e.what() << "\n\n";
+    }
+  }
+  md << "---\n*Written by `memlab report` from `" << fs::path(opt.record_path).filename().string()
+     << "`. Model columns are the prediction of the technique's model; \"vs peer\" is the peer's time over ours "
+        "(above 100%: faster than the peer), or for bandwidth rows our GB/s over the measured cudaMemcpy D2D.*\n";
+
+  fs::path report = out_dir / "report.md";
+  std::ofstream f(report);
+  f << md.str();
+  f.close();
+  if (!f) {
+    err << "memlab report: cannot write " << report.string() << "\n";
+    return 2;
+  }
+  int drawn = 0;
+  for (auto const& [k, v] : po.drawn) drawn += v;
+  out << "wrote " << report.string() << " (" << sections.size() << " experiments, " << drawn << " of " << plans.size()
+      << " plots)\n";
+  if (opt.plots && !po.problem.empty()) {
+    out << "plots: " << po.problem << "\n";
+    if (po.problem.find("matplotlib") != std::string::npos) out << "  install: " << install_matplotlib_hint << "\n";
+  }
+  return 0;
+}
+
+}  // namespace memlab::report

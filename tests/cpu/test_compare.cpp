@@ -1,0 +1,191 @@
+// memlab compare: verdicts that respect noise, rows in one run only, GPU labels, exit codes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "report/report.hpp"
+#include "test_report_util.hpp"
+
+namespace {
+
+using nlohmann::json;
+using memlab::test::count_of;
+using memlab::test::scratch_dir;
+
+json timed_row(std::string const& variant, json params, double ms, double noise,
+               std::string const& verified = "passed") {
+  return {{"experiment", "demo.copy"}, {"variant", variant},      {"params", std::move(params)},
+          {"median_ms", ms},           {"noise", noise},          {"bytes", 1e9},
+          {"flops", 0},                {"gbps", 1e9 / (ms * 1e6)}, {"verified", verified},
+          {"skipped", nullptr},        {"error", nullptr}};
+}
+
+json record(std::string const& gpu, json rows) {
+  return {{"format_version", 1},
+          {"memlab", {{"version", "0.1.0"}, {"git_revision", "test"}}},
+          {"started", "2026-11-22T01:00:00Z"},
+          {"finished", "2026-11-22T01:05:00Z"},
+          {"device", {{"name", gpu}}},
+          {"experiments", json::array({{{"id", "demo.copy"}, {"status", "completed"}}})},
+          {"rows", std::move(rows)}};
+}
+
+struct result {
+  int rc;
+  std::string out, err;
+};
+
+result run_compare(scratch_dir const& d, json const& a, json const& b, double threshold = 0.05) {
+  memlab::report::compare_options o;
+  o.baseline = d.write("a.json", a);
+  o.candidate = d.write("b.json", b);
+  o.threshold = threshold;
+  std::ostringstream out, err;
+  int rc = memlab::report::compare(o, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+/// The verdict cell of the only matched row.
+std::string verdict_of(std::string const& out) {
+  auto table = out.find("| experiment | variant | params | A ms");
+  if (table == std::string::npos) return "";
+  auto row = out.find("| demo.copy |", table);
+  if (row == std::string::npos) return "";
+  auto end = out.find('\n', row);
+  std::string line = out.substr(row, end - row);
+  line.pop_back();  // trailing '|'
+  return line.substr(line.rfind('|') + 1);
+}
+
+TEST(Compare, FasterWhenBeyondThresholdAndNoise) {
+  scratch_dir d;
+  auto r = run_compare(d, record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}),
+                       record("GPU X", {timed_row("v", {{"n", 1}}, 0.8, 0.01)}));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(verdict_of(r.out).find("faster"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| 0.8 |"), std::string::npos) << "B/A ratio column: " << r.out;
+}
+
+TEST(Compare, SlowerBeyondThresholdIsARegression) {
+  scratch_dir d;
+  auto r = run_compare(d, record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}),
+                       record("GPU X", {timed_row("v", {{"n", 1}}, 1.3, 0.01)}));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(verdict_of(r.out).find("slower"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Regressions (1)"), std::string::npos) << r.out;
+}
+
+TEST(Compare, SameWithinNoiseButSlowerWithoutIt) {
+  scratch_dir d;
+  // 12% slower: inside 2 x (4% + 4%) of noise, so "same"...
+  auto noisy = run_compare(d, record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.04)}),
+                           record("GPU X", {timed_row("v", {{"n", 1}}, 1.12, 0.04)}));
+  EXPECT_EQ(noisy.rc, 0) << noisy.out;
+  EXPECT_NE(verdict_of(noisy.out).find("same"), std::string::npos) << noisy.out;
+  // ... but the same 12% with quiet samples is a regression.
+  auto quiet = run_compare(d, record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.005)}),
+                           record("GPU X", {timed_row("v", {{"n", 1}}, 1.12, 0.005)}));
+  EXPECT_EQ(quiet.rc, 1) << quiet.out;
+  EXPECT_NE(verdict_of(quiet.out).find("slower"), std::string::npos) << quiet.out;
+}
+
+TEST(Compare, ThresholdSetsTheRegressionBound) {
+  scratch_dir d;
+  auto a = record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.002)});
+  auto b = record("GPU X", {timed_row("v", {{"n", 1}}, 1.04, 0.002)});
+  EXPECT_EQ(run_compare(d, a, b, 0.05).rc, 0);
+  auto strict = run_compare(d, a, b, 0.01);
+  EXPECT_EQ(strict.rc, 1) << strict.out;
+}
+
+TEST(Compare, RowsInOnlyOneRunAreListed) {
+  scratch_dir d;
+  auto a = record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.01), timed_row("gone", {{"n", 1}}, 1.0, 0.01),
+                            timed_row("v", {{"n", 2}}, 2.0, 0.01)});
+  auto b = record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.01), timed_row("new", {{"n", 1}}, 1.0, 0.01),
+                            timed_row("v", {{"n", 3}}, 3.0, 0.01)});
+  auto r = run_compare(d, a, b);
+  EXPECT_EQ(r.rc, 0) << r.out;  // a missing row is listed, not a regression
+  auto only_a = r.out.find("## Only in A (2)");
+  auto only_b = r.out.find("## Only in B (2)");
+  ASSERT_NE(only_a, std::string::npos) << r.out;
+  ASSERT_NE(only_b, std::string::npos) << r.out;
+  std::string a_part = r.out.substr(only_a, only_b - only_a), b_part = r.out.substr(only_b);
+  EXPECT_NE(a_part.find("| gone |"), std::string::npos);
+  EXPECT_NE(a_part.find("n=2"), std::string::npos);  // same variant, other params: a different row
+  EXPECT_NE(b_part.find("| new |"), std::string::npos);
+  EXPECT_NE(b_part.find("n=3"), std::string::npos);
+  EXPECT_NE(r.out.find("**1 rows in both**"), std::string::npos) << r.out;
+}
+
+TEST(Compare, ParamsMatchWhateverTheirOrderInTheFile) {
+  scratch_dir d;
+  std::string a = R"({"device":{"name":"G"},"rows":[{"experiment":"demo.copy","variant":"v",
+      "params":{"m":1,"k":2},"median_ms":1.0,"noise":0.01,"verified":"passed"}]})";
+  std::string b = R"({"device":{"name":"G"},"rows":[{"experiment":"demo.copy","variant":"v",
+      "params":{"k":2,"m":1},"median_ms":1.0,"noise":0.01,"verified":"passed"}]})";
+  memlab::report::compare_options o;
+  o.baseline = d.write("a.json", a);
+  o.candidate = d.write("b.json", b);
+  std::ostringstream out, err;
+  EXPECT_EQ(memlab::report::compare(o, out, err), 0);
+  EXPECT_NE(out.str().find("**1 rows in both**"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("Only in"), std::string::npos) << out.str();
+}
+
+TEST(Compare, DifferentGpusAreLabelled) {
+  scratch_dir d;
+  auto r = run_compare(d, record("NVIDIA H100 80GB HBM3", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}),
+                       record("NVIDIA H200", {timed_row("v", {{"n", 1}}, 0.9, 0.01)}));
+  EXPECT_NE(r.out.find("Different GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos);
+  auto same = run_compare(d, record("G", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}),
+                          record("G", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}));
+  EXPECT_EQ(same.out.find("Different GPUs"), std::string::npos) << same.out;
+  EXPECT_NE(verdict_of(same.out).find("same"), std::string::npos) << same.out;
+}
+
+TEST(Compare, NewlyFailingVerificationIsARegression) {
+  scratch_dir d;
+  auto r = run_compare(d, record("G", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}),
+                       record("G", {timed_row("v", {{"n", 1}}, 0.5, 0.01, "failed")}));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(verdict_of(r.out).find("regression"), std::string::npos) << r.out;
+}
+
+TEST(Compare, SkippedRowsAreNotComparedAndNotRegressions) {
+  scratch_dir d;
+  auto skipped = timed_row("v", {{"n", 1}}, 1.0, 0.01);
+  skipped["median_ms"] = nullptr;
+  skipped["skipped"] = "needs 2 GPUs";
+  auto r = run_compare(d, record("G", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}), record("G", {skipped}));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(verdict_of(r.out).find("not compared"), std::string::npos) << r.out;
+  EXPECT_NE(verdict_of(r.out).find("needs 2 GPUs"), std::string::npos) << r.out;
+}
+
+TEST(Compare, UnreadableInputExitsTwoWithOneLine) {
+  scratch_dir d;
+  memlab::report::compare_options o;
+  o.baseline = d.file("missing.json");
+  o.candidate = d.write("b.json", record("G", json::array()));
+  std::ostringstream out, err;
+  EXPECT_EQ(memlab::report::compare(o, out, err), 2);
+  EXPECT_EQ(count_of(err.str(), "\n"), 1) << err.str();
+  EXPECT_NE(err.str().find("missing.json"), std::string::npos) << err.str();
+
+  o.baseline = d.write("bad.json", std::string("{\"rows\": [1, 2,"));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(memlab::report::compare(o, out2, err2), 2);
+  EXPECT_NE(err2.str().find("not valid JSON"), std::string::npos) << err2.str();
+}
+
+TEST(Compare, NegativeThresholdIsRejected) {
+  scratch_dir d;
+  auto r = run_compare(d, record("G", json::array()), record("G", json::array()), -0.1);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("threshold"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Writes the SYNTHETIC run records the report and compare tests read.
+
+Every number here is made up (shaped like an H100 run so the report and plots
+have something realistic to draw); none was measured. The records say so with
+"synthetic_fixture": true, and the report prints that warning at the top.
+
+    python3 tests/data/make_synthetic_fixtures.py   # rewrites tests/data/synthetic_*.json
+"""
+import json
+import math
+import os
+import random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = random.Random(20261122)
+
+D2D = 2950.0        # GB/s, the made-up cudaMemcpy D2D ceiling
+FP32 = 51.2         # TFLOP/s, the made-up FP32 peak
+SETASIDE = 39321600  # persisting L2 max (bytes)
+
+
+def noise():
+    return round(rng.uniform(0.002, 0.012), 4)
+
+
+def row(exp, variant, params, ms, nbytes=0.0, flops=0.0, verified="passed", peer=None, peer_ms=None,
+        ceiling=False, predicted=None, extra=None, skipped=None, error=None):
+    n = noise()
+    r = {"experiment": exp, "variant": variant, "params": params,
+         "median_ms": ms, "noise": n, "min_ms": ms * (1 - 2 * n) if ms else None,
+         "max_ms": ms * (1 + 3 * n) if ms else None, "samples": rng.randint(10, 400),
+         "bytes": nbytes, "flops": flops,
+         "gbps": nbytes / (ms * 1e6) if (ms and nbytes) else None,
+         "tflops": flops / (ms * 1e9) if (ms and flops) else None,
+         "verified": verified,
+         "verification": {"error": 0, "tolerance": 0, "metric": "mismatches", "detail": ""},
+         "peer": peer, "peer_median_ms": peer_ms, "ratio_to_peer": None, "ratio_to_ceiling": None,
+         "predicted": predicted, "extra": extra or {}, "skipped": skipped, "error": error, "cold": True,
+         "repro": "memlab run %s -a %s" % (exp, ",".join("%s=%s" % kv for kv in params.items()))}
+    if peer and peer_ms and ms:
+        r["ratio_to_peer"] = peer_ms / ms
+    if ceiling and r["gbps"]:
+        r["peer"] = "cudaMemcpy D2D"
+        r["ratio_to_peer"] = r["ratio_to_ceiling"] = r["gbps"] / D2D
+    if skipped or error:
+        for k in ("median_ms", "min_ms", "max_ms", "gbps", "tflops", "noise"):
+            r[k] = None
+        r["samples"] = 0
+        r["verified"] = "not_verified"
+    return r
+
+
+def complete():
+    rows, exps = [], []
+
+    def exp(i, d, seed, status="completed"):
+        exps.append({"id": i, "description": d, "seed_ref": seed, "status": status})
+
+    exp("ceilings.d2d_copy", "cudaMemcpy device-to-device bandwidth", "")
+    nb = 2 * 1 << 30
+    rows.append(row("ceilings.d2d_copy", "cudaMemcpy", {"bytes": 1 << 30}, nb / (D2D * 1e6), nb))
+    exp("ceilings.fp32_fma", "FP32 FMA peak of a register-only kernel", "")
+    fl = 2.0 * 132 * 2048 * 4096
+    rows.append(row("ceilings.fp32_fma", "fma_chain", {"iterations": 4096}, fl / (FP32 * 1e9), 0, fl,
+                    verified="not_verified"))
+
+    exp("coalescing.offset", "offsetCopy: a copy shifted by `offset` floats", "000 §9.2.1.3")
+    n = 1 << 27
+    for off in range(0, 33):
+        sectors = 4 if off % 8 == 0 else 5
+        g = (2890.0 if sectors == 4 else 2745.0) * rng.uniform(0.99, 1.01)
+        nbytes = 2 * 4 * n
+        rows.append(row("coalescing.offset", "offset_copy", {"offset": off, "elements": n}, nbytes / (g * 1e6),
+                        nbytes, ceiling=True,
+                        predicted={"sectors_per_request": sectors, "gbps": D2D * 4 / sectors}))
+    exp("coalescing.stride", "strideCopy: every stride-th float", "000 §9.2.1.4")
+    for s in range(1, 33):
+        eff = D2D / min(s, 8) * (0.97 if s < 8 else 0.82)
+        g = eff * rng.uniform(0.98, 1.02)
+        nbytes = 2 * 4 * (n // 4)
+        rows.append(row("coalescing.stride", "stride_copy", {"stride": s}, nbytes / (g * 1e6), nbytes,
+                        ceiling=True, predicted={"sectors_per_request": min(s, 8) * 4, "gbps": D2D / min(s, 8)}))
+
+    exp("gemm.seed_thread_tile", "Seed 001: TILE_SIZE x TILE_SIZE outputs per thread", "001 §1-2")
+    m = 2048
+    for t, ms, regs, spill in [(1, 1.9, 32, 0), (2, 0.85, 40, 0), (4, 0.61, 72, 0), (8, 0.66, 168, 0),
+                               (16, 3.1, 255, 720), (32, 14.2, 255, 3900), (64, 61.0, 255, 16200)]:
+        rows.append(row("gemm.seed_thread_tile", "thread_tile", {"tile": t, "m": m, "n": m, "k": m}, ms,
+                        3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36,
+                        extra={"registers": regs, "spill_bytes": spill}))
+    exp("gemm.seed_smem_tile", "Seed 001/004: shared-memory tiles", "001 §3, 004")
+    for t, ms in [(1, 31.0, ), (2, 5.2), (4, 1.4), (8, 0.98), (16, 0.84), (32, 0.88)]:
+        rows.append(row("gemm.seed_smem_tile", "smem_tile", {"tile": t, "m": m, "n": m, "k": m}, ms,
+                        3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36))
+    exp("gemm.guide_ab", "The Guide's C = AB with a thin A (M x 32) and B (32 x N)", "000 §9.2.3.2")
+    for v, g in [("simple_multiply", 1490.0), ("coalesced_multiply", 1710.0), ("shared_ab_multiply", 2380.0)]:
+        nbytes = 4 * (8192 * 32 * 2 + 8192 * 8192)
+        rows.append(row("gemm.guide_ab", v, {"m": 8192, "n": 8192}, nbytes / (g * 1e6), nbytes,
+                        2.0 * 8192 * 8192 * 32))
+    exp("gemm.guide_aat", "The Guide's C = A A^T", "000 §9.2.3.3")
+    for v, g in [("simple_strided", 210.0), ("coalesced_smem", 1650.0), ("padded_smem", 2310.0)]:
+        nbytes = 4 * (8192 * 32 + 8192 * 8192)
+        rows.append(row("gemm.guide_aat", v, {"m": 8192}, nbytes / (g * 1e6), nbytes, 2.0 * 8192 * 8192 * 32))
+
+    exp("gemm.ladder", "FP32 GEMM ladder against cuBLAS", "001, 004, 000 §9.2.3", status="failed")
+    ladder = [("naive", 0.018), ("coalesced", 0.11), ("smem_tiled", 0.16), ("blocktile_1d", 0.37),
+              ("blocktile_2d", 0.62), ("vectorized", 0.71), ("bank_free", 0.78), ("warp_tiled", 0.89),
+              ("cp_async_multistage", 0.965)]
+    shapes = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+              (4097, 4097, 4097), (3000, 5000, 2000)]
+    for (mm, nn, kk) in shapes:
+        flops = 2.0 * mm * nn * kk
+        eff = 0.93 if mm >= 4096 else (0.78 if mm == 2048 else 0.55)
+        cub = flops / (FP32 * eff * 1e9)
+        for v, frac in ladder:
+            f = frac * (0.9 if (mm % 128) else 1.0) * rng.uniform(0.97, 1.02)
+            ms = cub / f
+            r = row("gemm.ladder", v, {"m": mm, "n": nn, "k": kk}, ms, 4.0 * (mm * kk + kk * nn + 2 * mm * nn),
+                    flops, peer="cublas", peer_ms=cub, extra={"registers": 32 + 16 * ladder.index((v, frac))})
+            if v == "cp_async_multistage" and mm == 4097:
+                r["verified"] = "failed"
+                r["verification"] = {"error": 0.0213, "tolerance": 0.0041, "metric": "max_rel_error",
+                                     "detail": "first mismatch at (4096, 17)"}
+            rows.append(r)
+
+    exp("transfer.bandwidth", "Host-device copies by size and host memory kind", "000 §9.1.1")
+    for mem, peak in [("pageable", 14.5), ("pinned", 53.0), ("registered", 52.5), ("write_combined", 52.0)]:
+        for d in ["h2d", "d2h", "both"]:
+            pk = peak * (0.93 if d == "d2h" else 1.0) * (1.6 if d == "both" else 1.0)
+            for e in range(12, 31, 2):
+                size = 1 << e
+                lat = (9e-3 if mem == "pageable" else 4e-3)
+                ms = lat + size / (pk * 1e6)
+                nbytes = size * (2 if d == "both" else 1)
+                rows.append(row("transfer.bandwidth", mem + "_" + d, {"bytes": size, "memory": mem, "direction": d},
+                                ms, nbytes, verified="passed"))
+    exp("transfer.overlap", "Staged concurrent copy and execute over nStreams", "000 §9.1.3")
+    timeline_done = False
+    for ratio in [0.25, 1.0, 4.0]:
+        tt = 8.0
+        te = tt * ratio
+        for ns in [1, 2, 4, 8, 16]:
+            model = te + tt / ns if te >= tt else tt + te / ns
+            ms = (model if ns > 1 else te + tt) * rng.uniform(1.01, 1.09)
+            extra = {"t_e_ms": te, "t_t_ms": tt, "async_engine_count": 3}
+            if ns == 4 and ratio == 1.0 and not timeline_done:
+                timeline_done = True
+                tl = []
+                chunk_t, chunk_e = tt / 2 / ns, te / ns
+                t0 = 0.0
+                for s in range(ns):
+                    a = s * chunk_t
+                    tl.append({"stream": s + 1, "op": "h2d", "start_ms": a, "end_ms": a + chunk_t})
+                    b = max(a + chunk_t, s * chunk_e + chunk_t)
+                    tl.append({"stream": s + 1, "op": "kernel", "start_ms": b, "end_ms": b + chunk_e})
+                    c = b + chunk_e
+                    tl.append({"stream": s + 1, "op": "d2h", "start_ms": c, "end_ms": c + chunk_t})
+                extra["timeline"] = tl
+            rows.append(row("transfer.overlap", "staged" if ns > 1 else "sequential",
+                            {"nstreams": ns, "te_over_tt": ratio}, ms, 2 * 64 << 20,
+                            predicted={"ms": te + tt if ns == 1 else model}, extra=extra))
+    exp("transfer.uva", "Pointer attributes and peer-to-peer copies", "000 §9.1.5")
+    rows.append(row("transfer.uva", "p2p_copy", {"peer_access": 1}, None, skipped="needs 2 or more GPUs; this machine has 1"))
+    rows.append(row("transfer.uva", "p2p_copy", {"peer_access": 0}, None, skipped="needs 2 or more GPUs; this machine has 1"))
+
+    exp("smem.bank_stride", "A warp reading shared memory with stride s", "003")
+    for s in range(1, 33):
+        deg = math.gcd(s, 32)
+        rows.append(row("smem.bank_stride", "stride_32bit", {"stride": s}, 0.0021 * deg * rng.uniform(0.97, 1.05),
+                        verified="passed", predicted={"conflict_degree": deg}))
+
+    exp("reduce.sum", "Sum of floats: the reduction ladder against CUB", "003")
+    for v, frac in [("interleaved", 0.21), ("sequential", 0.33), ("first_add_on_load", 0.61), ("warp_shuffle", 0.79),
+                    ("vector_loads", 0.93), ("single_pass", 1.02)]:
+        for e in [20, 24, 28]:
+            nbytes = 4.0 * (1 << e)
+            cubms = nbytes / (2750e6 if e == 28 else 1900e6)
+            rows.append(row("reduce.sum", v, {"elements": 1 << e, "type": "float"}, cubms / frac, nbytes,
+                            float(1 << e), peer="cub", peer_ms=cubms))
+    exp("l2.persist", "The Guide's sliding-window benchmark", "000 §9.2.2")
+    for pol, fn in [("no_policy", lambda f: 1.0), ("hit_ratio_1", lambda f: 1.45 if f <= 1 else 0.92),
+                    ("tuned_hit_ratio", lambda f: 1.45 if f <= 1 else 1.0 + 0.45 / f)]:
+        for f in [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]:
+            size = int(SETASIDE * f)
+            g = 1800.0 * fn(f) * rng.uniform(0.98, 1.02)
+            nbytes = 1.5 * (1 << 30)
+            rows.append(row("l2.persist", pol, {"persist_bytes": size}, nbytes / (g * 1e6), nbytes,
+                            extra={"hit_ratio": 1.0 if pol == "hit_ratio_1" else round(min(1.0, 1 / f), 3)}))
+    exp("async.copy_compute", "Copy-and-compute through shared memory", "002")
+    for v in ["plain", "cg_memcpy_async", "barrier", "pipeline_1", "pipeline_3", "bulk_copy"]:
+        for c in [1, 8, 32]:
+            base = 1.6 + 0.05 * c
+            speed = {"plain": 1.0, "cg_memcpy_async": 1.05, "barrier": 1.08, "pipeline_1": 1.06,
+                     "pipeline_3": 1.4 if 4 < c < 64 else 1.1, "bulk_copy": 1.45 if 4 < c < 64 else 1.12}[v]
+            rows.append(row("async.copy_compute", v, {"compute": c, "elem_bytes": 16}, base / speed,
+                            2.0 * (1 << 30), 2.0 * c * (1 << 28), extra={"stages": 3 if v == "pipeline_3" else 1}))
+
+    return {"format_version": 1, "synthetic_fixture": True,
+            "note": "SYNTHETIC TEST FIXTURE: made-up numbers shaped like an H100 run; not a measurement",
+            "memlab": {"version": "0.1.0", "git_revision": "synthetic000"},
+            "command_line": "memlab run all -o results/synthetic (synthetic fixture)",
+            "started": "2026-11-22T01:00:00Z", "finished": "2026-11-22T01:17:42Z",
+            "device": {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132, "l2_bytes": 52428800,
+                       "persisting_l2_max_bytes": SETASIDE, "smem_per_sm_bytes": 233472,
+                       "smem_per_block_optin_bytes": 232448, "regs_per_sm": 65536, "async_engine_count": 3,
+                       "can_map_host_memory": True, "unified_addressing": True, "integrated": False,
+                       "dram_peak_gbps": 3352.3},
+            "timing": {"cold": True, "max_noise": 0.01},
+            "ceilings": {"d2d_copy_gbps": D2D, "fp32_peak_tflops": FP32},
+            "experiments": exps, "rows": rows}
+
+
+def partial():
+    """An interrupted run: no finish time, an aborted experiment, rows missing keys or with odd types."""
+    full = complete()
+    keep = {"coalescing.offset", "gemm.seed_thread_tile"}
+    rows = [r for r in full["rows"] if r["experiment"] in keep][:12]
+    del rows[0]["median_ms"]                 # a row without its timing
+    del rows[1]["verified"]                  # ... without a verification status
+    rows[2]["params"] = None                 # ... with params null
+    rows[3]["gbps"] = "fast"                 # ... with a number of the wrong type
+    rows[4]["predicted"] = 3                 # ... a predicted that is not an object
+    rows.append({"experiment": "transfer.overlap", "variant": "staged"})   # bare row
+    rows.append({"variant": "orphan", "median_ms": 1.0})                   # no experiment id
+    rows.append({"experiment": "gemm.seed_thread_tile", "variant": "thread_tile", "params": {"tile": 64},
+                 "median_ms": None, "error": "cudaErrorLaunchOutOfResources: too many resources requested"})
+    rows.append({"experiment": "transfer.overlap", "variant": "staged",
+                 "extra": {"timeline": [{"stream": 1, "op": "h2d", "start_ms": 0}, "junk", 7]}})
+    return {"format_version": 1, "synthetic_fixture": True,
+            "note": "SYNTHETIC TEST FIXTURE: an interrupted run with malformed rows",
+            "memlab": {"version": "0.1.0"}, "command_line": "memlab run coalescing gemm transfer",
+            "started": "2026-11-22T01:00:00Z", "finished": None,
+            "device": {"name": "NVIDIA H100 80GB HBM3"},
+            "ceilings": {"d2d_copy_gbps": None, "fp32_peak_tflops": None},
+            "experiments": [
+                {"id": "coalescing.offset", "status": "completed"},
+                {"id": "gemm.seed_thread_tile", "status": "aborted"},
+                {"id": "transfer.overlap", "status": "aborted"},
+                {"id": "l2.persist", "status": "aborted"}],
+            "rows": rows}
+
+
+def main():
+    for name, rec in [("synthetic_run_h100.json", complete()), ("synthetic_run_partial.json", partial())]:
+        with open(os.path.join(HERE, name), "w") as f:
+            json.dump(rec, f, indent=None, separators=(",", ":"))
+            f.write("\n")
+        print("wrote", name)
+
+
+if __name__ == "__main__":
+    main()
