@@ -1,0 +1,229 @@
+// transfer.bandwidth: Best Practices Guide §9.1 / §9.1.1 (seed 000 §9.1). Host<->device
+// copy bandwidth by host memory kind: pageable (malloc), pinned (cudaHostAlloc),
+// pinned after the fact (cudaHostRegister) and write-combined pinned.
+//
+// Model: a pinned copy is one DMA over PCIe, bounded by the link's rate (GT/s x lanes
+// x encoding / 8, per direction; the link is full duplex, so both directions at once may
+// approach twice that). A pageable copy goes through the driver's pinned staging buffer:
+// a host memcpy plus the DMA, so it is bounded by the slower of host memcpy and the link,
+// and pays a synchronisation per staging block.
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "bench/state.hpp"
+#include "kernels/transfer/host_timing.hpp"
+#include "kernels/transfer/transfer_kernels.hpp"
+#include "memlab/buffer.hpp"
+
+namespace {
+
+using namespace memlab;
+using namespace memlab::bench;
+
+/// Host memory of one kind, owning; freed (and unregistered) on destruction.
+class host_block {
+ public:
+  host_block(std::string const& kind, std::size_t bytes) : kind_(kind), bytes_(bytes) {
+    if (kind == "pinned") {
+      MEMLAB_CUDA_CHECK(cudaHostAlloc(&p_, bytes, cudaHostAllocDefault));
+    } else if (kind == "write_combined") {
+      MEMLAB_CUDA_CHECK(cudaHostAlloc(&p_, bytes, cudaHostAllocWriteCombined));
+    } else if (kind == "pageable" || kind == "registered") {
+      std::size_t const rounded = (bytes + 4095) / 4096 * 4096;
+      p_ = std::aligned_alloc(4096, rounded);
+      if (p_ == nullptr) throw memlab::error("aligned_alloc of " + std::to_string(rounded) + " bytes failed");
+      std::memset(p_, 0, rounded);  // touch every page: first-touch faults stay out of the timing
+      if (kind == "registered") {
+        cudaError_t const st = cudaHostRegister(p_, rounded, cudaHostRegisterDefault);
+        if (st != cudaSuccess) {
+          std::free(p_);
+          p_ = nullptr;
+          MEMLAB_CUDA_CHECK(st);
+        }
+      }
+    } else {
+      MEMLAB_EXPECTS(false, "unknown host memory kind " + kind);
+    }
+  }
+  host_block(host_block const&) = delete;
+  host_block& operator=(host_block const&) = delete;
+  ~host_block() {
+    if (p_ == nullptr) return;
+    if (kind_ == "pinned" || kind_ == "write_combined") {
+      MEMLAB_CUDA_CHECK_NOTHROW(cudaFreeHost(p_));
+    } else {
+      if (kind_ == "registered") MEMLAB_CUDA_CHECK_NOTHROW(cudaHostUnregister(p_));
+      std::free(p_);
+    }
+  }
+  void* get() const noexcept { return p_; }
+
+ private:
+  std::string kind_;
+  std::size_t bytes_ = 0;
+  void* p_ = nullptr;
+};
+
+/// The PCIe link as the driver reports it in sysfs, with the theoretical rate per direction.
+nlohmann::json pcie_link(device_info const& d) {
+  char path[128];
+  std::snprintf(path, sizeof path, "/sys/bus/pci/devices/%04x:%02x:%02x.0/", d.pci_domain, d.pci_bus, d.pci_device);
+  std::string speed, width;
+  std::ifstream(std::string(path) + "current_link_speed") >> speed;  // "32.0" (then "GT/s PCIe")
+  std::ifstream(std::string(path) + "current_link_width") >> width;
+  nlohmann::json j = {{"sysfs", path}};
+  double const gts = std::atof(speed.c_str());
+  int const lanes = std::atoi(width.c_str());
+  if (gts <= 0 || lanes <= 0) {
+    j["link"] = "not reported";
+    return j;
+  }
+  // Gen1/2 use 8b/10b line coding, Gen3 and later 128b/130b.
+  double const coding = gts <= 5.0 ? 8.0 / 10.0 : 128.0 / 130.0;
+  int const gen = gts <= 2.5 ? 1 : gts <= 5.0 ? 2 : gts <= 8.0 ? 3 : gts <= 16.0 ? 4 : gts <= 32.0 ? 5 : 6;
+  j["link"] = "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes);
+  j["gt_per_s"] = gts;
+  j["lanes"] = lanes;
+  j["theoretical_gbps_per_direction"] = gts * lanes * coding / 8.0;
+  return j;
+}
+
+nlohmann::json const& link_of(device_info const& d) {
+  static nlohmann::json const j = pcie_link(d);
+  return j;
+}
+
+/// Pageable medians by (direction, bytes), so each pinned row names its pageable peer.
+std::map<std::string, double>& pageable_medians() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+void bandwidth_body(state& s) {
+  std::string const dir = s.get_string("direction");
+  std::string const kind = s.variant();
+  auto const bytes = static_cast<std::size_t>(s.get_int("bytes"));
+  MEMLAB_EXPECTS(bytes % 8 == 0, "bytes must be a multiple of 8");
+  bool const h2d = dir == "h2d" || dir == "both";
+  bool const d2h = dir == "d2h" || dir == "both";
+  std::uint64_t const seed_in = s.seed(), seed_out = s.seed() ^ 0xA5A5A5A5ull;
+
+  // h2d: host_src -> dev_dst; d2h: dev_src -> host_dst (checked by copying it back to dev_check).
+  std::optional<host_block> host_src, host_dst;
+  device_buffer<char> dev_dst, dev_src, dev_check;
+  if (h2d) {
+    host_src.emplace(kind, bytes);
+    dev_dst = device_buffer<char>(bytes);
+    transfer::fill_pattern_host(host_src->get(), bytes, seed_in);
+  }
+  if (d2h) {
+    host_dst.emplace(kind, bytes);
+    dev_src = device_buffer<char>(bytes);
+    dev_check = device_buffer<char>(bytes);
+    transfer::fill_pattern_device(dev_src.data(), bytes, seed_out, nullptr);
+  }
+  memlab::stream sa, sb;
+  std::vector<cudaStream_t> const both_streams = {sa.get(), sb.get()};
+  transfer::fork_join_timer fj(2);
+
+  // The same issue code for the checked run and the timed runs.
+  auto issue_both = [&] {
+    MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dev_dst.data(), host_src->get(), bytes, cudaMemcpyHostToDevice, sa));
+    MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host_dst->get(), dev_src.data(), bytes, cudaMemcpyDeviceToHost, sb));
+  };
+  auto issue_one = [&](cudaStream_t st) {
+    if (h2d) MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dev_dst.data(), host_src->get(), bytes, cudaMemcpyHostToDevice, st));
+    else MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host_dst->get(), dev_src.data(), bytes, cudaMemcpyDeviceToHost, st));
+  };
+  auto copy_pageable = [&] {
+    if (h2d) MEMLAB_CUDA_CHECK(cudaMemcpy(dev_dst.data(), host_src->get(), bytes, cudaMemcpyHostToDevice));
+    else MEMLAB_CUDA_CHECK(cudaMemcpy(host_dst->get(), dev_src.data(), bytes, cudaMemcpyDeviceToHost));
+  };
+
+  // ---- checked run: poisoned destinations, patterns generated independently on each side
+  if (h2d) dev_dst.fill_bytes(0xFF);
+  if (d2h) std::memset(host_dst->get(), 0xFF, bytes);
+  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (dir == "both") {
+    (void)fj.time(both_streams, issue_both);
+  } else if (kind == "pageable") {
+    copy_pageable();
+  } else {
+    issue_one(s.stream());
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  }
+  std::size_t bad = 0;
+  if (h2d) bad += transfer::count_pattern_mismatches(dev_dst.data(), bytes, seed_in, sa);
+  if (d2h) {
+    MEMLAB_CUDA_CHECK(cudaMemcpy(dev_check.data(), host_dst->get(), bytes, cudaMemcpyHostToDevice));
+    bad += transfer::count_pattern_mismatches(dev_check.data(), bytes, seed_out, sa);
+  }
+  verification v;
+  v.metric = "mismatched 8-byte words";
+  v.tolerance = 0;
+  v.error = static_cast<double>(bad);
+  v.status = bad == 0 ? verdict::passed : verdict::failed;
+  if (bad) v.detail = std::to_string(bad) + " of " + std::to_string(bytes / 8 * (h2d && d2h ? 2 : 1)) + " words differ";
+  s.set_verification(v);
+
+  // ---- timing: bytes counted once per direction
+  s.add_bytes_read(static_cast<double>(bytes) * (dir == "both" ? 2 : 1));
+  s.set_extra("bytes_counted", dir == "both" ? "bytes moved, once per direction: 2 x bytes (H2D and D2H at once)"
+                                             : "bytes moved, once (one direction)");
+  auto const policy = transfer::policy_from(s.timing());
+  if (dir == "both") {
+    // Two non-default streams, one per copy engine; pageable copies are issued from one
+    // host thread, so the driver's staging serialises most of them.
+    s.set_samples(transfer::sample_until_stable([&] { return fj.time(both_streams, issue_both); }, policy));
+    s.set_extra("timed_with", "events around both copies on two streams (fork/join)");
+  } else if (kind == "pageable") {
+    // A pageable cudaMemcpy returns only when the copy is done; events on the legacy stream bracket it.
+    memlab::event start, stop;
+    s.set_samples(transfer::sample_until_stable(
+        [&] {
+          start.record(cudaStreamLegacy);
+          copy_pageable();
+          stop.record(cudaStreamLegacy);
+          stop.synchronize();
+          return static_cast<double>(stop.elapsed_since(start));
+        },
+        policy));
+    s.set_extra("timed_with", "events on the legacy stream around cudaMemcpy");
+  } else {
+    s.exec([&](cudaStream_t st) { issue_one(st); });
+    s.set_extra("timed_with", "harness exec: cudaMemcpyAsync on the timed stream");
+  }
+
+  std::string const key = dir + "|" + std::to_string(bytes);
+  auto& cache = pageable_medians();
+  if (kind == "pageable") {
+    if (auto const& m = s.result().median_ms) cache[key] = *m;
+  } else if (auto it = cache.find(key); it != cache.end()) {
+    s.set_peer("pageable", it->second);  // ratio_to_peer = pageable time / this time
+  }
+
+  nlohmann::json const& link = link_of(s.device());
+  s.set_extra("pcie", link);
+  if (link.contains("theoretical_gbps_per_direction"))
+    s.set_predicted({{"link_gbps", link["theoretical_gbps_per_direction"].get<double>() * (dir == "both" ? 2 : 1)},
+                     {"basis", "theoretical PCIe rate (x2 for both directions: the link is full duplex)"}});
+}
+
+memlab::bench::registrar const reg{[] {
+  experiment e;
+  e.id = "transfer.bandwidth";
+  e.description = "host<->device copy GB/s by host memory kind (pageable, pinned, registered, write-combined), 4 KiB..1 GiB";
+  e.seed_ref = "000 §9.1";
+  e.axes = {string_axis("direction", {"h2d", "d2h", "both"}),
+            pow2_axis("bytes", 12, 30, 20, 22),
+            variant_axis({"pageable", "pinned", "registered", "write_combined"})};
+  e.axes[1].description = "bytes per direction";
+  e.axes[1].min_value = 8;
+  e.body = bandwidth_body;
+  return e;
+}()};
+
+}  // namespace

@@ -1,0 +1,124 @@
+// The staged pipeline behind memlab::staged_transform (include/memlab/staged_transform.hpp).
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "memlab/staged_transform.hpp"
+
+namespace memlab {
+
+host_memory_kind classify_host_pointer(void const* p) {
+  MEMLAB_EXPECTS(p != nullptr, "null host pointer");
+  cudaPointerAttributes a{};
+  MEMLAB_CUDA_CHECK(cudaPointerGetAttributes(&a, p));
+  switch (a.type) {
+    case cudaMemoryTypeHost: return host_memory_kind::pinned;
+    case cudaMemoryTypeUnregistered: return host_memory_kind::pageable;
+    // The CPU can read and write managed memory, so it is staged like pageable memory.
+    case cudaMemoryTypeManaged: return host_memory_kind::pageable;
+    default: break;
+  }
+  MEMLAB_EXPECTS(false, "pointer is device memory, not host memory");
+  return host_memory_kind::pageable;  // unreachable
+}
+
+namespace detail {
+
+staged_pipeline_core::staged_pipeline_core(std::size_t in_elem_bytes, std::size_t out_elem_bytes,
+                                           staged_options const& opt)
+    : in_bytes_(in_elem_bytes), out_bytes_(out_elem_bytes) {
+  MEMLAB_EXPECTS(in_elem_bytes > 0 && out_elem_bytes > 0, "element sizes must be positive");
+  MEMLAB_EXPECTS(opt.streams >= 1 && opt.streams <= 64, "streams must be in 1..64");
+  MEMLAB_EXPECTS(opt.chunk_bytes >= in_elem_bytes, "chunk_bytes must hold at least one input element");
+  chunk_elems_ = opt.chunk_bytes / in_elem_bytes;
+  for (int i = 0; i < opt.streams; ++i) {
+    streams_.emplace_back(cudaStreamNonBlocking);
+    d_in_.emplace_back(chunk_elems_ * in_bytes_);
+    d_out_.emplace_back(chunk_elems_ * out_bytes_);
+  }
+  // Events only order host and device here, so timing is off (cheaper to record).
+  for (int i = 0; i < 2 * opt.streams; ++i) done_.emplace_back(cudaEventDisableTiming);
+}
+
+staged_pipeline_core::~staged_pipeline_core() { wait_all(); }
+
+void staged_pipeline_core::wait_all() noexcept {
+  for (auto& s : streams_)
+    if (s.get()) MEMLAB_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(s.get()));
+}
+
+void staged_pipeline_core::ensure_staging() {
+  if (!stage_in_.empty()) return;
+  std::size_t const slots = done_.size();
+  for (std::size_t i = 0; i < slots; ++i) {
+    stage_in_.emplace_back(chunk_elems_ * in_bytes_);
+    stage_out_.emplace_back(chunk_elems_ * out_bytes_);
+  }
+}
+
+void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t count, chunk_launch_fn fn,
+                               void* ctx) {
+  if (count == 0) return;
+  MEMLAB_EXPECTS(host_in != nullptr && host_out != nullptr, "null host buffer");
+  MEMLAB_EXPECTS(fn != nullptr, "null chunk launcher");
+  {
+    auto const* in_b = static_cast<char const*>(host_in);
+    auto const* out_b = static_cast<char const*>(host_out);
+    bool const identical = in_b == out_b && in_bytes_ == out_bytes_;
+    bool const disjoint = in_b + count * in_bytes_ <= out_b || out_b + count * out_bytes_ <= in_b;
+    MEMLAB_EXPECTS(identical || disjoint, "host_in and host_out partially overlap");
+  }
+  bool const stage_in = classify_host_pointer(host_in) == host_memory_kind::pageable;
+  bool const stage_out = classify_host_pointer(host_out) == host_memory_kind::pageable;
+  if (stage_in || stage_out) ensure_staging();
+
+  std::size_t const nstreams = streams_.size();
+  std::size_t const slots = done_.size();
+  std::size_t const chunks = chunks_for(count);
+  auto const* in = static_cast<char const*>(host_in);
+  auto* out = static_cast<char*>(host_out);
+  auto chunk_len = [&](std::size_t c) { return std::min(chunk_elems_, count - c * chunk_elems_); };
+
+  // Copies a finished chunk out of its staging slot into the caller's pageable output.
+  auto retire = [&](std::size_t c) {
+    std::size_t const slot = c % slots;
+    done_[slot].synchronize();
+    if (stage_out) std::memcpy(out + c * chunk_elems_ * out_bytes_, stage_out_[slot].data(), chunk_len(c) * out_bytes_);
+  };
+
+  try {
+    for (std::size_t c = 0; c < chunks; ++c) {
+      std::size_t const slot = c % slots;
+      cudaStream_t const st = streams_[c % nstreams].get();
+      std::size_t const len = chunk_len(c);
+      // The slot (and its staging) is free once the chunk that used it two rounds ago is done.
+      if ((stage_in || stage_out) && c >= slots) retire(c - slots);
+
+      void const* src = in + c * chunk_elems_ * in_bytes_;
+      if (stage_in) {
+        std::memcpy(stage_in_[slot].data(), src, len * in_bytes_);
+        src = stage_in_[slot].data();
+      }
+      char* const d_in = d_in_[c % nstreams].data();
+      char* const d_out = d_out_[c % nstreams].data();
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_in, src, len * in_bytes_, cudaMemcpyHostToDevice, st));
+      fn(ctx, d_in, d_out, len, st);
+      MEMLAB_CHECK_LAUNCH();
+      void* dst = stage_out ? static_cast<void*>(stage_out_[slot].data())
+                            : static_cast<void*>(out + c * chunk_elems_ * out_bytes_);
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst, d_out, len * out_bytes_, cudaMemcpyDeviceToHost, st));
+      MEMLAB_CUDA_CHECK(cudaEventRecord(done_[slot].get(), st));
+    }
+    // Drain: the last `slots` chunks (fewer when there are fewer chunks), oldest first.
+    std::size_t const first_pending = chunks > slots ? chunks - slots : 0;
+    for (std::size_t c = first_pending; c < chunks; ++c) retire(c);
+    for (auto& s : streams_) s.synchronize();
+  } catch (...) {
+    // Enqueued copies still read and write the staging and the caller's buffers: wait first.
+    wait_all();
+    throw;
+  }
+}
+
+}  // namespace detail
+}  // namespace memlab
