@@ -1,0 +1,219 @@
+// reduce.*: seed 003's two shared-memory reductions (interleaved addressing with its bank
+// conflicts, sequential addressing), then the rest of the ladder up to one launch for any
+// length, with CUB's DeviceReduce::Sum timed in the same run as the peer.
+//
+// Model: a sum reads every element once, so the bytes are n * sizeof(T) (the partials are
+// noise) and a good reduction runs at the DRAM read bandwidth; the ladder's early steps
+// lose to barriers, idle threads, bank conflicts and extra launches, which the prediction
+// counts (launches, the worst bank-conflict degree of the shared tree, barriers per block).
+#include <cub/device/device_reduce.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "bench/state.hpp"
+#include "kernels/reduce/reduce_common.cuh"
+#include "kernels/reduce/reduce_ladder.hpp"
+#include "memlab/buffer.hpp"
+#include "memlab/reduce.hpp"
+
+namespace {
+
+using namespace memlab;
+using namespace memlab::bench;
+namespace rd = memlab::kernels::reduce;
+
+// ---- data: counter-based random values, generated on the device, regenerated on the host
+// for the reference (a 2^28 host fill and upload would dominate the run's time).
+
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64 finalizer
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// Uniform in [-1, 1) with 24 (float) or 53 (double) random bits, exactly representable;
+/// ints uniform in [-100, 100].
+template <class T>
+__host__ __device__ inline T value_at(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t const h = mix64(seed, i);
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(h >> 40) * 0x1p-23f - 1.0f;
+  else if constexpr (std::is_same_v<T, double>) return static_cast<double>(h >> 11) * 0x1p-52 - 1.0;
+  else return static_cast<int>((h >> 33) % 201u) - 100;
+}
+
+template <class T>
+__global__ void fill_values(T* out, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = value_at<T>(seed, i);
+}
+
+struct host_sums {
+  double sum = 0, sum_sq = 0;
+  std::int64_t isum = 0;
+};
+
+/// The reference on the host, in double (int64 for ints), split over the host's cores.
+template <class T>
+host_sums reference(std::uint64_t seed, std::size_t n) {
+  unsigned const workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::size_t const chunk = (n + workers - 1) / workers;
+  std::vector<host_sums> part(workers);
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w) {
+    pool.emplace_back([&, w] {
+      host_sums h;
+      std::size_t const lo = std::min(n, w * chunk), hi = std::min(n, lo + chunk);
+      for (std::size_t i = lo; i < hi; ++i) {
+        T const x = value_at<T>(seed, i);
+        if constexpr (std::is_same_v<T, int>) {
+          h.isum += x;
+        } else {
+          h.sum += static_cast<double>(x);
+          h.sum_sq += static_cast<double>(x) * static_cast<double>(x);
+        }
+      }
+      part[w] = h;
+    });
+  }
+  for (auto& t : pool) t.join();
+  host_sums total;
+  for (auto const& h : part) {
+    total.sum += h.sum;
+    total.sum_sq += h.sum_sq;
+    total.isum += h.isum;
+  }
+  return total;
+}
+
+/// Worst bank-conflict degree of a tree step's shared-memory adds (32 banks of 32-bit words):
+/// per level and warp, the most distinct words the active lanes touch in one bank.
+int tree_conflict_ways(rd::step s, int block) {
+  if (s != rd::step::interleaved_divergent && s != rd::step::interleaved && s != rd::step::sequential &&
+      s != rd::step::first_add && s != rd::step::warp_shuffle)
+    return 1;  // no shared tree (one word per warp)
+  int worst = 1;
+  auto levels = [&](auto word_of) {
+    for (int stride = 1; stride < block; stride *= 2) {
+      for (int w = 0; w < block / 32; ++w) {
+        for (int operand = 0; operand < 2; ++operand) {
+          std::vector<std::vector<int>> words(32);
+          for (int lane = 0; lane < 32; ++lane) {
+            int const word = word_of(w * 32 + lane, stride, operand);
+            if (word < 0) continue;
+            auto& b = words[word % 32];
+            if (std::find(b.begin(), b.end(), word) == b.end()) b.push_back(word);
+          }
+          for (auto const& b : words) worst = std::max(worst, static_cast<int>(b.size()));
+        }
+      }
+    }
+  };
+  if (s == rd::step::interleaved_divergent) {
+    levels([&](int tid, int stride, int op) { return tid % (2 * stride) == 0 ? tid + op * stride : -1; });
+  } else if (s == rd::step::interleaved) {
+    levels([&](int tid, int stride, int op) {
+      int const index = 2 * stride * tid;
+      return index < block ? index + op * stride : -1;
+    });
+  } else {
+    // Sequential: lane tid touches tid and tid + stride: consecutive words.
+    levels([&](int tid, int stride, int op) { return tid < stride ? tid + op * stride : -1; });
+  }
+  return worst;
+}
+
+int barriers_per_block(rd::step s, int block) {
+  int const levels = static_cast<int>(std::log2(block));
+  switch (s) {
+    case rd::step::warp_shuffle: return 1 + levels - 6;  // load, then the levels above 64
+    case rd::step::vectorized:
+    case rd::step::single_pass: return 1;  // one barrier in the block sum
+    default: return 1 + levels;
+  }
+}
+
+template <class T>
+void sum_body(state& s, rd::step st, std::size_t n) {
+  device_buffer<T> in(n), out(1), peer_out(1);
+  device_buffer<char> ws(rd::workspace_bytes<T>(st, n));
+  ws.fill_bytes(0, s.stream());  // the single-pass ticket starts at zero
+  int const grid = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
+  fill_values<T><<<std::max(grid, 1), 256, 0, s.stream()>>>(in.data(), n, s.seed());
+  MEMLAB_CHECK_LAUNCH();
+
+  out.fill_bytes(0xFF, s.stream());  // NaN / -1: a kernel that writes nothing fails
+  rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  T const got = out.download()[0];
+  host_sums const ref = reference<T>(s.seed(), n);
+  if constexpr (std::is_same_v<T, int>) {
+    // Exact: the sum modulo 2^32 does not depend on the order.
+    int const expect = static_cast<int>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(ref.isum)));
+    s.set_verification(compare_exact(std::vector<int>{got}, std::vector<int>{expect}));
+  } else {
+    // Each addition rounds by at most u|partial|. With independent zero-mean inputs, any
+    // partial's expected square is at most sum x^2, and there are n-1 additions, so the
+    // error's standard deviation is at most u*sqrt((n-1)*sum x^2) whatever the order
+    // (tree, strided, CUB's): hold it to 4 of those.
+    double const u = std::is_same_v<T, float> ? 0x1p-24 : 0x1p-53;
+    double const tol = 4.0 * u * std::sqrt(static_cast<double>(n > 1 ? n - 1 : 1) * ref.sum_sq) + 1e-30;
+    s.set_verification(compare_close(std::vector<T>{got}, std::vector<double>{ref.sum}, 0.0, tol));
+  }
+
+  s.add_reads<T>(n);
+  s.add_writes<T>(1);
+  s.exec([&](cudaStream_t stream) { rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), stream); });
+  s.compare_to_ceiling();  // first: the peer set by exec_peer below is the one that stays
+
+  std::size_t temp_bytes = 0;
+  MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.data(), peer_out.data(), n, s.stream()));
+  device_buffer<char> temp(std::max<std::size_t>(temp_bytes, 1));
+  s.exec_peer("cub", [&](cudaStream_t stream) {
+    MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), temp_bytes, in.data(), peer_out.data(), n, stream));
+  });
+
+  s.set_predicted({{"launches", rd::launches(st, n)},
+                   {"max_bank_conflict_ways", tree_conflict_ways(st, rd::block_threads)},
+                   {"barriers_per_block", barriers_per_block(st, rd::block_threads)}});
+  s.set_extra("block_threads", rd::block_threads);
+  if (st == rd::step::vectorized || st == rd::step::single_pass) s.set_extra("grid", rd::persistent_grid(n, sizeof(T)));
+}
+
+void body(state& s) {
+  rd::step const st = rd::step_from_name(s.variant());
+  std::size_t const n = static_cast<std::size_t>(s.get_int("elements"));
+  std::string const& dtype = s.get_string("dtype");
+  if (dtype == "float") return sum_body<float>(s, st, n);
+  if (dtype == "int") return sum_body<int>(s, st, n);
+  return sum_body<double>(s, st, n);
+}
+
+std::vector<std::string> step_names() {
+  std::vector<std::string> v;
+  for (auto st : rd::all_steps()) v.push_back(rd::name(st));
+  return v;
+}
+
+registrar const sum_reg{[] {
+  experiment e;
+  e.id = "reduce.sum";
+  e.description = "sum of 2^10..2^28 elements: seed 003's interleaved and sequential trees to one launch, vs CUB";
+  e.seed_ref = "003 (reduction); 000 §9.2.3";
+  std::vector<std::int64_t> sizes, quick = {std::int64_t{1} << 10, std::int64_t{1} << 20};
+  for (int p = 10; p <= 28; p += 2) sizes.push_back(std::int64_t{1} << p);
+  e.axes = {variant_axis(step_names()), string_axis("dtype", {"float", "int"}, {"float", "int"}),
+            int_axis("elements", sizes, quick)};
+  e.axes[2].min_value = 0;
+  e.axes[2].max_value = std::int64_t{1} << 30;
+  e.axes[2].description = "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)";
+  e.needs_ceiling = true;
+  e.body = body;
+  return e;
+}()};
+
+}  // namespace

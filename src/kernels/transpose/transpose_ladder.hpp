@@ -1,0 +1,34 @@
+#pragma once
+// Host entry points of the transpose ladder (seed 004 and after), for the experiment and
+// the tests. in is rows x cols, row-major with leading dimension ld_in; out is cols x rows
+// with leading dimension ld_out: out[c * ld_out + r] = in[r * ld_in + c].
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace memlab::kernels::transpose {
+
+enum class step {
+  copy = 0,       ///< the ceiling: a plain 16-byte-vector copy of rows*cols elements (not a transpose)
+  naive,          ///< global to global, strided writes
+  smem_tile,      ///< 32x32 tile, 32-way conflicts on the column reads
+  padded_tile,    ///< [32][33]
+  swizzled_tile,  ///< XOR swizzle, no padding
+  multi_element,  ///< [32][33], 32x8 threads, 4 elements each
+  wide_tile,      ///< [64][65], 64x4 threads, 16 elements each
+};
+
+std::vector<step> all_steps();
+char const* name(step s) noexcept;
+step step_from_name(std::string const& name);  ///< throws memlab::error when unknown
+/// Predicted shared-memory bank-conflict degree of the tile's column reads (32-bit words).
+int predicted_conflict_ways(step s) noexcept;
+
+/// Runs step s (copy: requires packed, 16-byte-aligned buffers, ld_in == cols, ld_out == rows).
+template <class T>
+void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
+         cudaStream_t stream);
+
+}  // namespace memlab::kernels::transpose
