@@ -98,7 +98,11 @@ TEST_P(CoalescingVector, CopiesAnyLengthIncludingTails) {
 }
 INSTANTIATE_TEST_SUITE_P(Widths, CoalescingVector,
                          ::testing::Values(vector_case{4, 1}, vector_case{8, 1}, vector_case{16, 1}, vector_case{4, 4},
-                                           vector_case{8, 2}, vector_case{16, 4}, vector_case{16, 8}));
+                                           vector_case{8, 2}, vector_case{16, 4}, vector_case{16, 8}),
+                         [](auto const& info) {
+                           return "bytes" + std::to_string(info.param.access) + "_unroll" +
+                                  std::to_string(info.param.unroll);
+                         });
 
 TEST(CoalescingVector, RejectsBadArguments) {
   device_buffer<float> dummy;
