@@ -1,0 +1,216 @@
+// async.*: asynchronous copies into shared memory (seed 002) on the copy-and-compute
+// pattern, and the warp entanglement of commit and arrive-on (seed 002 §6).
+//
+// Model: a batch loop is bound by the larger of its DRAM time (bytes / measured copy
+// ceiling) and its FMA time (flops / measured FP32 peak) when copy and compute overlap,
+// and by their sum when they do not. A single-stage variant overlaps only across the
+// blocks an SM holds; multi-stage pipelines also overlap within a block.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bench/state.hpp"
+#include "kernels/async/copy_compute.hpp"
+#include "kernels/async/entanglement.hpp"
+#include "kernels/async/reference.hpp"
+#include "memlab/buffer.hpp"
+
+namespace {
+
+using namespace memlab;
+using namespace memlab::bench;
+using memlab::async::copy_method;
+
+std::vector<std::string> const copy_variants = {
+    "plain",           "cg_memcpy_async", "cuda_barrier", "pipeline_1stage", "pipeline_2stage",
+    "pipeline_3stage", "pipeline_4stage", "bulk_copy",    "bulk_copy_4stage"};
+
+/// Overlap and serial predictions from the run's measured ceilings, when it has them.
+nlohmann::json roofline(state const& s, double bytes, double flops) {
+  nlohmann::json p = nlohmann::json::object();
+  auto bw = s.ceiling_gbps();
+  auto peak = s.fp32_peak_tflops();
+  if (!bw) return nullptr;
+  double const copy_ms = bytes / (*bw * 1e9) * 1e3;
+  p["copy_ms"] = copy_ms;
+  if (peak && flops > 0) {
+    double const compute_ms = flops / (*peak * 1e12) * 1e3;
+    p["compute_ms"] = compute_ms;
+    p["overlap_ms"] = std::max(copy_ms, compute_ms);
+    p["serial_ms"] = copy_ms + compute_ms;
+  }
+  return p;
+}
+
+/// What nvcc 13.0 emits for sm_90a (read from the PTX; docs/async.md has the table): CCCL's
+/// cuda::memcpy_async on a block-scoped cuda::barrier becomes one cp.async.bulk once 16-byte
+/// alignment is known at compile time, by the hint or by the element type.
+std::string copy_instruction(async::copy_compute_config const& cfg) {
+  bool const wide = cfg.aligned_hint || cfg.element_bytes == 16;
+  std::string const per_thread = wide ? "cp.async.cg 16 B" : "cp.async.ca " + std::to_string(cfg.element_bytes) + " B";
+  switch (cfg.method) {
+    case copy_method::plain: return "ld.global + st.shared";
+    case copy_method::cg_memcpy_async: return per_thread + ", wait_group";
+    case copy_method::cuda_barrier: return wide ? "cp.async.bulk, mbarrier tx" : per_thread + ", mbarrier arrive-on";
+    case copy_method::pipeline: return per_thread + ", mbarrier arrive-on per stage";
+    case copy_method::bulk_copy: return "cp.async.bulk, mbarrier tx";
+  }
+  return "";
+}
+
+void copy_compute_body(state& s) {
+  async::copy_compute_config cfg;
+  async::parse_variant(s.variant(), cfg.method, cfg.stages);
+  cfg.element_bytes = static_cast<int>(s.get_int("element_bytes"));
+  cfg.aligned_hint = s.get_int("aligned") != 0;
+  cfg.fmas = static_cast<int>(s.get_int("fmas"));
+  cfg.block_threads = 256;
+  if (cfg.method == copy_method::plain && cfg.aligned_hint)
+    s.skip("plain copies through registers: there is no alignment hint to give");
+  if (cfg.method == copy_method::bulk_copy && !cfg.aligned_hint)
+    s.skip("cp.async.bulk always needs 16-byte alignment: no unhinted form");
+  if (cfg.method == copy_method::bulk_copy) s.require_cc(90, "cp.async.bulk");
+  else s.require_cc(80, "hardware-accelerated memcpy_async");
+
+  int const want_per_sm = static_cast<int>(s.get_int("blocks_per_sm"));
+  int const fit_per_sm = async::copy_compute_max_blocks_per_sm(cfg);
+  if (fit_per_sm < 1) s.skip("the configuration does not fit on an SM");
+  int const per_sm = std::min(want_per_sm, fit_per_sm);
+  cfg.grid_blocks = per_sm * s.device().sm_count;
+
+  std::size_t const bytes = static_cast<std::size_t>(s.get_int("mib")) << 20;
+  std::size_t const n = bytes / cfg.element_bytes;
+  std::size_t const floats = n * cfg.element_bytes / 4;
+  device_buffer<float> in(floats), out(floats);
+  async::fill_quantized(in.data(), floats, s.seed(), s.stream());
+  out.fill_bytes(0xFF, s.stream());  // NaN: an element never written cannot pass
+  async::copy_compute(cfg, out.data(), in.data(), n, s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  s.set_verification(
+      compare_exact(out.download(), async::reference::copy_compute(n, cfg.element_bytes, cfg.block_threads, cfg.fmas,
+                                                                   s.seed())));
+
+  s.add_reads<float>(floats);
+  s.add_writes<float>(floats);
+  s.add_flops(static_cast<double>(floats) * (2.0 * cfg.fmas + 1.0));
+  s.exec([&](cudaStream_t st) { async::copy_compute(cfg, out.data(), in.data(), n, st); });
+  s.compare_to_ceiling();
+  s.set_predicted(roofline(s, static_cast<double>(2 * bytes), static_cast<double>(floats) * (2.0 * cfg.fmas + 1.0)));
+  s.set_extra("blocks_per_sm", per_sm);
+  s.set_extra("max_blocks_per_sm", fit_per_sm);
+  s.set_extra("grid_blocks", cfg.grid_blocks);
+  s.set_extra("smem_bytes_per_block", async::copy_compute_smem_bytes(cfg));
+  s.set_extra("stages", cfg.stages);
+  s.set_extra("copy_instruction", copy_instruction(cfg));
+}
+
+void entanglement_body(state& s) {
+  async::entanglement_config cfg;
+  cfg.op = s.variant() == "arrive_on" ? async::entangled_op::arrive_on : async::entangled_op::commit_wait;
+  if (cfg.op == async::entangled_op::arrive_on) s.require_cc(90, "mbarrier arrive-on with try_wait");
+  else s.require_cc(80, "cp.async");
+  cfg.split = static_cast<int>(s.get_int("split"));
+  cfg.fmas = static_cast<int>(s.get_int("fmas"));
+  cfg.block_threads = 256;
+  cfg.grid_blocks = static_cast<int>(s.get_int("blocks_per_sm")) * s.device().sm_count;
+
+  std::size_t const bytes = static_cast<std::size_t>(s.get_int("mib")) << 20;
+  std::size_t const n = bytes / 16;
+  device_buffer<float> in(4 * n), out(4 * n);
+  async::fill_quantized(in.data(), 4 * n, s.seed(), s.stream());
+  out.fill_bytes(0xFF, s.stream());
+  async::warp_entanglement(cfg, out.data(), in.data(), n, s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  s.set_verification(compare_exact(out.download(), async::reference::entanglement(n, cfg.fmas, s.seed())));
+
+  s.add_reads<float>(4 * n);
+  s.add_writes<float>(4 * n);
+  s.add_flops(4.0 * n * 2.0 * cfg.fmas);
+  s.exec([&](cudaStream_t st) { async::warp_entanglement(cfg, out.data(), in.data(), n, st); });
+  s.compare_to_ceiling();
+  // The seed's model: a warp split into `split` groups adds `split` batches to its shared
+  // sequence per step (and applies `split` arrive-on updates), so wait_group(S-1) leaves
+  // only the newest S-1 warp batches pending: floor((S-1)/split) of the worst lane's own
+  // steps stay in flight, none once split >= S.
+  nlohmann::json p = {{"warp_batches_per_step", cfg.split}};
+  if (cfg.op == async::entangled_op::commit_wait)
+    p["steps_in_flight_worst_lane"] = (async::commit_wait_stages - 1) / cfg.split;
+  else
+    p["barrier_updates_per_warp_per_step"] = cfg.split;
+  s.set_predicted(p);
+  s.set_extra("grid_blocks", cfg.grid_blocks);
+}
+
+registrar const copy_compute_reg{[] {
+  experiment e;
+  e.id = "async.copy_compute";
+  e.description = "copy-and-compute through shared memory: register copy vs memcpy_async/barrier/pipeline/bulk, "
+                  "FMAs per float swept";
+  e.seed_ref = "002 §2-5";
+  e.axes = {variant_axis(copy_variants, {"plain", "cuda_barrier", "pipeline_2stage", "bulk_copy_4stage"}),
+            int_axis("fmas", {0, 16, 32, 64, 128, 256}, {0, 64}),
+            int_axis("blocks_per_sm", {2, 8}, {2}),
+            int_axis("element_bytes", {16}),
+            int_axis("aligned", {1}),
+            int_axis("mib", {128}, {16})};
+  e.axes[1].min_value = 0;
+  e.axes[1].max_value = 4096;
+  e.axes[2].min_value = 1;
+  e.axes[2].max_value = 32;
+  e.axes[3].allowed = {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}};
+  e.axes[4].allowed = {std::int64_t{0}, std::int64_t{1}};
+  e.axes[5].min_value = 1;
+  e.axes[5].max_value = 4096;
+  e.needs_ceiling = true;
+  e.body = copy_compute_body;
+  return e;
+}()};
+
+registrar const alignment_reg{[] {
+  experiment e;
+  e.id = "async.copy_alignment";
+  e.description = "copy-and-compute with 4/8/16-byte elements, with and without cuda::aligned_size_t<16>, no compute";
+  e.seed_ref = "002 §6.1";
+  e.axes = {variant_axis(copy_variants, {"cg_memcpy_async", "cuda_barrier", "pipeline_2stage"}),
+            int_axis("element_bytes", {4, 8, 16}, {4, 16}),
+            int_axis("aligned", {0, 1}),
+            int_axis("fmas", {0}),
+            int_axis("blocks_per_sm", {2, 8}, {8}),
+            int_axis("mib", {64}, {16})};
+  e.axes[1].allowed = {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}};
+  e.axes[2].allowed = {std::int64_t{0}, std::int64_t{1}};
+  e.axes[3].min_value = 0;
+  e.axes[3].max_value = 4096;
+  e.axes[4].min_value = 1;
+  e.axes[4].max_value = 32;
+  e.axes[5].min_value = 1;
+  e.axes[5].max_value = 4096;
+  e.needs_ceiling = true;
+  e.body = copy_compute_body;
+  return e;
+}()};
+
+registrar const entanglement_reg{[] {
+  experiment e;
+  e.id = "async.warp_entanglement";
+  e.description = "cp.async commit / arrive-on from converged warps vs lanes split into 2..32 divergent groups";
+  e.seed_ref = "002 §6.3-6.6";
+  e.axes = {variant_axis({"commit_wait", "arrive_on"}),
+            int_axis("split", {1, 2, 4, 8, 16, 32}, {1, 32}),
+            int_axis("fmas", {16}),
+            int_axis("blocks_per_sm", {2}),
+            int_axis("mib", {64}, {16})};
+  e.axes[1].min_value = 1;
+  e.axes[1].max_value = 32;
+  e.axes[2].min_value = 0;
+  e.axes[2].max_value = 4096;
+  e.axes[3].min_value = 1;
+  e.axes[3].max_value = 32;
+  e.axes[4].min_value = 1;
+  e.axes[4].max_value = 4096;
+  e.needs_ceiling = true;
+  e.body = entanglement_body;
+  return e;
+}()};
+
+}  // namespace
