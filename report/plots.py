@@ -113,57 +113,61 @@ def pick_x(rows, candidates):
     return best
 
 
-def model_value(r, y):
+def model_values(r, y, keys):
+    """The prediction(s) in y's unit: [(key, value)], from the hinted keys or the usual names."""
     p = r.get("predicted")
     if not isinstance(p, dict):
-        return None
-    if y == "gbps":
-        return num(p, "gbps")
-    for k in ("ms", "time_ms", "median_ms", "predicted_ms"):
-        if num(p, k) is not None:
-            return num(p, k)
-    return None
+        return []
+    unit = "gbps" if y == "gbps" else "ms"
+    keys = [k for k in (keys or []) if k.endswith(unit)] or (
+        ["gbps"] if unit == "gbps" else ["ms", "time_ms", "median_ms", "predicted_ms"])
+    hinted = [k for k in (keys or []) if k.endswith(unit)]
+    out = [(k, num(p, k)) for k in keys if num(p, k) is not None]
+    return out if hinted else out[:1]
 
 
 def other_model_key(rows):
     """A numeric prediction in another unit (e.g. a conflict degree), for a second axis."""
+    found = []
     for r in rows:
         p = r.get("predicted")
         if isinstance(p, dict):
             for k, v in p.items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in ("gbps", "ms", "time_ms"):
-                    return k
-    return None
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and not k.endswith(("gbps", "ms")):
+                    if k not in found:
+                        found.append(k)
+    for k in found:  # a slowdown or conflict degree reads against time directly
+        if "slowdown" in k or "degree" in k:
+            return k
+    return found[0] if found else None
 
 
-def draw_sweep(rec, rows, hints, title):
-    rs = rows_of(rows, hints["experiment"])
-    x = pick_x(rs, hints.get("x"))
-    if x is None:
-        raise ValueError("no numeric parameter to put on the x axis")
-    rs = [r for r in rs if num(params(r), x) is not None]
-    y = hints.get("y", "auto")
-    if y in ("gbps", "auto"):
-        y = "gbps" if rs and all(num(r, "gbps") is not None for r in rs) else "median_ms"
-    # Parameters that never change are named once under the title, not in every label.
-    vals = {}
-    for r in rs:
-        for k, v in params(r).items():
-            if k != x:
-                vals.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
-    varying = sorted(k for k, v in vals.items() if len(v) > 1)
-    constant = sorted(k for k, v in vals.items() if len(v) == 1)
+def short(v):
+    return "%.0f" % v if abs(v) >= 100 else "%.3g" % v
+
+
+def facet_value(r, facet):
+    if facet == "variant":
+        return str(r.get("variant", "?"))
+    v = params(r).get(facet)
+    return param_text(facet, v)
+
+
+def draw_series(ax, rec, rs, x, y, hints, varying, show_model_label):
+    """One line per series in rs; returns whether a model line was drawn."""
     series = {}
     for r in rs:
         v = str(r.get("variant", "?"))
         # A parameter whose value the variant's name already says ("pinned_h2d", memory=pinned) is left out.
-        label = " ".join([v] + [param_text(k, params(r).get(k)) for k in varying if str(params(r).get(k)) not in v])
-        series.setdefault(label, []).append(r)
-    many = len(series) > 6
-    fig, ax = plt.subplots(figsize=(10 if many else 8, 5))
+        parts = [v] if hints.get("facet") != "variant" else []
+        parts += [param_text(k, params(r).get(k)) for k in varying if str(params(r).get(k)) not in v]
+        series.setdefault(" ".join(parts) or v, []).append(r)
     cmap = plt.get_cmap("tab20" if len(series) > 10 else "tab10")
     markers = "os^vD<>pPhX*"
+    styles = ["--", ":", "-."]
     drew_model = False
+    failed_labelled = False
+    lines = {}
     for i, (label, pts) in enumerate(series.items()):
         pts.sort(key=lambda r: num(params(r), x))
         xs = [num(params(r), x) for r in pts]
@@ -173,64 +177,131 @@ def draw_sweep(rec, rows, hints, title):
         bad = [(a, b) for a, b, r in zip(xs, ys, pts) if failed(r)]
         if bad:
             ax.scatter([a for a, _ in bad], [b for _, b in bad], marker="x", s=80, color="red", zorder=5,
-                       label="failed verification")
+                       label=None if failed_labelled else "failed verification")
+            failed_labelled = True
         if hints.get("model"):
-            mp = [(a, model_value(r, y)) for a, r in zip(xs, pts) if model_value(r, y) is not None]
-            if mp:
-                ax.plot([a for a, _ in mp], [b for _, b in mp], ls="--", lw=1.2, color=c,
-                        label=("model: " + label) if len(series) <= 3 else None)
-                drew_model = True
+            models = {}
+            for a, r in zip(xs, pts):
+                for k, v in model_values(r, y, hints.get("model_keys")):
+                    models.setdefault(k, []).append((a, v))
+            for k, mp in models.items():
+                lines.setdefault((k, tuple(mp)), []).append(c)
+    # Model lines: one per distinct curve; a curve that several series share (a link rate) is drawn once, in gray.
+    keys_seen = []
+    for (k, mp), cs in lines.items():
+        if k not in keys_seen:
+            keys_seen.append(k)
+        ax.plot([a for a, _ in mp], [b for _, b in mp], ls=styles[keys_seen.index(k) % 3], lw=1.2,
+                color=cs[0] if len(cs) == 1 else "gray")
+        drew_model = True
+    if show_model_label:
+        for j, k in enumerate(keys_seen):
+            ax.plot([], [], ls=styles[j % 3], color="black", lw=1.2, label="model: " + k.replace("_", " "))
+    return drew_model, len(series)
+
+
+def draw_sweep(rec, rows, hints, title):
+    rs = rows_of(rows, hints["experiment"])
+    x = pick_x(rs, hints.get("x"))
+    if x is None:
+        raise ValueError("no numeric parameter to put on the x axis")
+    rs = [r for r in rs if num(params(r), x) is not None]
+    if not rs:
+        raise ValueError("no timed row has the parameter " + x)
+    y = hints.get("y", "auto")
+    if y in ("gbps", "auto"):
+        y = "gbps" if all(num(r, "gbps") is not None for r in rs) else "median_ms"
+    facet = hints.get("facet")
+    if facet and facet != "variant" and not any(facet in params(r) for r in rs):
+        facet = None
+    # Parameters that never change are named once under the title, not in every label.
+    vals = {}
+    for r in rs:
+        for k, v in params(r).items():
+            if k != x and k != facet:
+                vals.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
+    varying = sorted(k for k, v in vals.items() if len(v) > 1)
+    constant = sorted(k for k, v in vals.items() if len(v) == 1)
+    groups = {}
+    for r in rs:
+        groups.setdefault(facet_value(r, facet) if facet else "", []).append(r)
+    nf = len(groups)
+    biggest = max(len({json.dumps([r.get("variant")] + [params(r).get(k) for k in varying]) for r in g})
+                  for g in groups.values())
+    outside = nf == 1 and biggest > 6
+    fig, axes = plt.subplots(1, nf, figsize=((10 if outside else 8) if nf == 1 else min(5.2 * nf, 16), 5),
+                             sharey=True, squeeze=False)
+    axes = axes[0]
+    drew_model = False
+    for ax, (name, g) in zip(axes, groups.items()):
+        dm, _ = draw_series(ax, rec, g, x, y, hints, varying, show_model_label=True)
+        drew_model |= dm
+        if name:
+            ax.set_title(name, fontsize=10)
     ceil = num(rec.get("ceilings") or {}, "d2d_copy_gbps")
-    if hints.get("ceiling") and y == "gbps" and ceil:
-        ax.axhline(ceil, color="gray", ls=":", lw=1.2, label="cudaMemcpy D2D (%.0f GB/s)" % ceil)
-    vkey = hints.get("vline_device_key")
-    if vkey:
-        v = num(rec.get("device") or {}, vkey)
-        if v:
+    for ax in axes:
+        if hints.get("ceiling") and y == "gbps" and ceil:
+            ax.axhline(ceil, color="gray", ls=":", lw=1.2, label="cudaMemcpy D2D (%.0f GB/s)" % ceil)
+        vkey = hints.get("vline_device_key")
+        if vkey and num(rec.get("device") or {}, vkey):
+            v = num(rec.get("device") or {}, vkey)
             ax.axvline(v, color="black", ls=":", lw=1.2, label="persisting L2 max (%s)" % human_bytes(v))
-    if hints.get("model") and not drew_model:
+        if hints.get("vline_x") is not None:
+            ax.axvline(hints["vline_x"], color="black", ls=":", lw=1.2, label=hints.get("vline_label", ""))
+        if hints.get("logx"):
+            ax.set_xscale("log", base=2)
+            xs_all = [num(params(r), x) for r in rs if num(params(r), x) and num(params(r), x) > 0]
+            if xs_all:
+                lo, hi = int(math.floor(math.log2(min(xs_all)))), int(math.ceil(math.log2(max(xs_all))))
+                step = max(1, int(math.ceil((hi - lo) / (8.0 if nf == 1 else 5.0))))
+                if step > 1 and step % 2:
+                    step += 1
+                ax.set_xticks([2.0 ** k for k in range(lo - lo % step, hi + 1, step)])
+                ax.minorticks_off()
+        if hints.get("logy"):
+            ax.set_yscale("log")
+        if is_size_key(x):
+            ax.xaxis.set_major_formatter(FuncFormatter(human_bytes))
+        xl = hints.get("xlabel") or x.replace("_", " ")
+        ax.set_xlabel(xl + (" (bytes)" if is_size_key(x) and "byte" not in xl else ""))
+        ax.grid(True, alpha=0.3)
+        if y == "gbps" and not hints.get("logy"):
+            ax.set_ylim(bottom=0)
+        if outside:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        else:
+            ax.legend(fontsize=7)
+    axes[0].set_ylabel("effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)")
+    if hints.get("model") and not drew_model and nf == 1:
         k = other_model_key(rs)
         if k:
-            ax2 = ax.twinx()
+            ax2 = axes[0].twinx()
             pts = sorted(rs, key=lambda r: num(params(r), x))
-            ax2.plot([num(params(r), x) for r in pts], [num(r["predicted"], k) for r in pts], ls="--",
-                     color="black", lw=1, label="model: " + k)
+            pts = [r for r in pts if num(r.get("predicted"), k) is not None]
+            ax2.plot([num(params(r), x) for r in pts], [num(r["predicted"], k) for r in pts], ls="none",
+                     marker="_", ms=10, color="black", label="model: " + k.replace("_", " "))
             ax2.set_ylabel("model: " + k.replace("_", " "))
             ax2.legend(loc="upper center", fontsize=8)
-    if hints.get("logx"):
-        ax.set_xscale("log", base=2)
-        xs_all = [num(params(r), x) for r in rs if num(params(r), x) and num(params(r), x) > 0]
-        if xs_all:
-            lo, hi = int(math.floor(math.log2(min(xs_all)))), int(math.ceil(math.log2(max(xs_all))))
-            step = max(1, int(math.ceil((hi - lo) / 8.0)))
-            if step > 1 and step % 2:
-                step += 1
-            ax.set_xticks([2.0 ** k for k in range(lo - lo % step, hi + 1, step)])
-            ax.minorticks_off()
-    if hints.get("logy"):
-        ax.set_yscale("log")
-    if is_size_key(x):
-        ax.xaxis.set_major_formatter(FuncFormatter(human_bytes))
-    xl = hints.get("xlabel") or x.replace("_", " ")
-    ax.set_xlabel(xl + (" (bytes)" if is_size_key(x) and "byte" not in xl else ""))
-    ax.set_ylabel("effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)")
-    if y == "gbps":
-        ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    if many:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    else:
-        ax.legend(fontsize=8)
     note = ", ".join(param_text(k, json.loads(next(iter(vals[k])))) for k in constant)
-    if drew_model and len(series) > 3:
-        note = (note + "; " if note else "") + "dashed: model"
-    return finish(fig, ax, title, rec, note or None)
+    sub = gpu_name(rec) + ("  [SYNTHETIC TEST DATA]" if rec.get("synthetic_fixture") else "")
+    if note:
+        sub += "  ·  " + note
+    if nf == 1:
+        axes[0].set_title(title + "\n" + sub, fontsize=10)
+    else:
+        fig.suptitle(title + "\n" + sub, fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 # ---------------------------------------------------------------- seed bars
 
 def draw_seed_bars(rec, rows, hints, title):
     rs = rows_of(rows, hints["experiment"])
+    # Where the experiment marks the rows run at the seed's problem size, draw those.
+    at_seed = [r for r in rs if isinstance(r.get("extra"), dict)
+               and any(k.startswith("seed_") or k.startswith("guide_") for k in r["extra"])]
+    rs = at_seed or rs
     seed = hints.get("seed") or []
     unit = hints.get("seed_unit") or ""
     y = hints.get("y", "median_ms")
@@ -260,12 +331,13 @@ def draw_seed_bars(rec, rows, hints, title):
         ann = []
         for k in keys:
             ex = by[k].get("extra") if isinstance(by[k].get("extra"), dict) else {}
-            regs, spill = num(ex, "registers"), num(ex, "spill_bytes")
+            regs = num(ex, "registers")
+            spill = num(ex, "spill_bytes") if num(ex, "spill_bytes") is not None else num(ex, "local_bytes")
             a = []
             if regs is not None:
                 a.append("%d regs" % regs)
             if spill:
-                a.append("spill %d B" % spill)
+                a.append("local %d B" % spill)
             ann.append("\n".join(a))
     fig, axes = plt.subplots(1, 2 if seed else 1, figsize=(11 if seed else 7, 4.6))
     axes = list(axes) if seed else [axes]
@@ -277,21 +349,21 @@ def draw_seed_bars(rec, rows, hints, title):
         a0.set_ylabel(("effective bandwidth (GB/s)" if unit == "GB/s" else "time (ms)"))
         a0.set_xlabel("tile size" if hints.get("x") != "variant" else "kernel")
         for i, s in enumerate(seed):
-            a0.annotate("%.3g" % s["value"], (i, s["value"]), ha="center", va="bottom", fontsize=8)
+            a0.annotate("%.4g" % s["value"], (i, s["value"]), ha="center", va="bottom", fontsize=8)
         a0.tick_params(axis="x", labelrotation=20 if hints.get("x") == "variant" else 0)
     a1 = axes[-1]
     colors = ["#d62728" if b else "#1f77b4" for b in bad]
     a1.bar(labels, [v or 0 for v in vals], color=colors)
     for i, (v, a) in enumerate(zip(vals, ann)):
         if v is not None:
-            a1.annotate(("%.3g" % v) + ("\n" + a if a else ""), (i, v), ha="center", va="bottom", fontsize=7)
+            a1.annotate(short(v) + ("\n" + a if a else ""), (i, v), ha="center", va="bottom", fontsize=7)
     a1.set_ylabel(ylab)
     a1.set_xlabel("tile size" if hints.get("x") != "variant" else "kernel")
     a1.tick_params(axis="x", labelrotation=20 if hints.get("x") == "variant" else 0)
     a1.margins(y=0.2)
     size = ""
     if rs:
-        p = {k: v for k, v in params(rs[0]).items() if k in ("m", "n", "k")}
+        p = {k: v for k, v in params(rs[0]).items() if k in ("m", "n", "k", "shape")}
         size = " ".join(param_text(k, v) for k, v in sorted(p.items()))
     a1.set_title("this GPU%s%s" % (" (red: failed)" if any(bad) else "", (", " + size) if size else ""),
                  fontsize=10)
@@ -314,7 +386,11 @@ def draw_ladder(rec, rows, hints, title):
     shapes = {}
     for r in rs:
         p = params(r)
-        key = "%s×%s×%s" % (p.get("m", "?"), p.get("n", "?"), p.get("k", "?"))
+        if "shape" in p:
+            key = str(p["shape"])
+            key = key if "x" in key else "%s³" % key
+        else:
+            key = "%s×%s×%s" % (p.get("m", "?"), p.get("n", "?"), p.get("k", "?"))
         shapes.setdefault(key, {})[r.get("variant")] = r
     fig, ax = plt.subplots(figsize=(10, 5.2))
     cmap = plt.get_cmap("tab10")
@@ -335,7 +411,7 @@ def draw_ladder(rec, rows, hints, title):
     ax.grid(True, alpha=0.3)
     h, lab = ax.get_legend_handles_labels()
     uniq = dict(zip(lab, h))
-    ax.legend(uniq.values(), uniq.keys(), fontsize=8, title="M×N×K", loc="upper left")
+    ax.legend(uniq.values(), uniq.keys(), fontsize=8, title="shape (M×N×K)", loc="upper left")
     return finish(fig, ax, title, rec)
 
 

@@ -227,14 +227,18 @@ std::vector<plot_spec> plan_plots(nlohmann::json const& record) {
   sweep("coalescing.stride", "coalescing_stride.png", "Copy bandwidth against stride, with the sector model",
         {{"x", {"stride"}}, {"xlabel", "stride (elements of 4 bytes)"}, {"y", "gbps"}, {"model", true}, {"ceiling", true}});
   sweep("transfer.bandwidth", "transfer_bandwidth.png", "Host-device bandwidth against transfer size",
-        {{"x", {"bytes", "size", "size_bytes", "transfer_bytes", "n_bytes"}}, {"xlabel", "transfer size"}, {"y", "gbps"}, {"logx", true}});
+        {{"x", {"bytes", "size", "size_bytes", "transfer_bytes", "n_bytes"}}, {"xlabel", "transfer size"},
+         {"y", "gbps"}, {"logx", true}, {"facet", "direction"}, {"model", true}, {"model_keys", {"link_gbps"}}});
   sweep("transfer.batching", "transfer_batching.png", "N small transfers against one packed transfer",
-        {{"x", {"n", "count", "transfers", "n_transfers"}}, {"y", "median_ms"}, {"logx", true}, {"logy", true}});
-  sweep("transfer.overlap", "transfer_overlap.png", "Staged copy/execute time against nStreams, with the Guide's model",
-        {{"x", {"nstreams", "n_streams", "streams", "nStreams"}}, {"xlabel", "nStreams (concurrent streams)"}, {"y", "median_ms"}, {"model", true}});
-  sweep("l2.persist", "l2_persist.png", "Sliding-window benchmark: bandwidth against persistent region size",
-        {{"x", {"persist_bytes", "persistent_bytes", "region_bytes", "persistent_size", "region", "size"}},
-         {"xlabel", "persistent region size"}, {"y", "gbps"}, {"logx", true}, {"vline_device_key", "persisting_l2_max_bytes"}});
+        {{"x", {"pieces", "n", "count", "transfers"}}, {"xlabel", "number of pieces"}, {"y", "median_ms"},
+         {"logx", true}, {"logy", true}, {"facet", "direction"}, {"model", true}});
+  sweep("transfer.overlap", "transfer_overlap.png", "Staged copy/execute time against nStreams, with the models",
+        {{"x", {"streams", "nstreams", "n_streams", "nStreams"}}, {"xlabel", "nStreams (concurrent streams)"},
+         {"y", "median_ms"}, {"facet", "variant"}, {"model", true}, {"model_keys", {"ms", "guide_ms"}}});
+  sweep("l2.persist", "l2_persist.png", "Sliding-window benchmark against the persistent region's size",
+        {{"x", {"persist_fraction", "persist_bytes", "persistent_bytes", "region_bytes", "region", "size"}},
+         {"xlabel", "persistent region / persisting-L2 set-aside"}, {"y", "auto"}, {"vline_x", 1.0},
+         {"vline_label", "region = set-aside"}, {"model", true}, {"model_keys", {"floor_ms"}}});
   for (auto const* id : {"gemm.seed_thread_tile", "gemm.seed_smem_tile"}) {
     if (!has_rows(record, id)) continue;
     auto const* t = find_technique(id);

@@ -91,9 +91,13 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
       md << "> " << (x == &a ? "A" : "B") << " repeats " << x->duplicates
          << " row(s) with the same experiment, variant and params; only the first of each is compared.\n\n";
 
-  std::ostringstream table;
-  table << "| experiment | variant | params | A ms ± noise | B ms ± noise | B/A time | verdict |\n"
-           "|---|---|---|--:|--:|--:|---|\n";
+  char const* table_head =
+      "| experiment | variant | params | A ms ± noise | B ms ± noise | B/A time | verdict |\n"
+      "|---|---|---|--:|--:|--:|---|\n";
+  std::ostringstream table, changed;  // every matched row; those whose verdict is not "same"
+  table << table_head;
+  changed << table_head;
+  int n_changed = 0;
   int faster = 0, slower = 0, same = 0, incomparable = 0, newly_failed = 0;
   std::vector<std::string> regressions;
   for (auto const* ra : a.order) {
@@ -135,7 +139,12 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
         regressions.push_back(row_label(rb) + " " + fmt(r) + "× the time of A");
       }
     }
-    table << row_label(*ra) << " " << t(ma, na) << " | " << t(mb, nb) << " | " << ratio << " | " << verdict << " |\n";
+    std::string line = row_label(*ra) + " " + t(ma, na) + " | " + t(mb, nb) + " | " + ratio + " | " + verdict + " |\n";
+    table << line;
+    if (verdict.rfind("same", 0) != 0) {
+      changed << line;
+      ++n_changed;
+    }
   }
   std::vector<json const*> only_a, only_b;
   for (auto const* r : a.order)
@@ -154,11 +163,17 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
     for (auto const& r : regressions) md << r << " |\n";
     md << "\n";
   }
-  md << "## Rows in both\n\n";
-  if (matched == 0)
-    md << "*No row is in both runs.*\n\n";
-  else
-    md << table.str() << "\n";
+  if (matched == 0) {
+    md << "## Rows in both\n\n*No row is in both runs.*\n\n";
+  } else {
+    md << "## Rows that differ (" << n_changed << ")\n\n";
+    if (n_changed == 0)
+      md << "*Every row in both runs is the same within the threshold and the noise.*\n\n";
+    else
+      md << changed.str() << "\n";
+    md << "## Rows in both (" << matched << ")\n\n<details><summary>All " << matched
+       << " rows</summary>\n\n" << table.str() << "\n</details>\n\n";
+  }
   auto list = [&](char const* title, std::vector<json const*> const& v) {
     if (v.empty()) return;
     md << "## " << title << " (" << v.size() << ")\n\n| experiment | variant | params |\n|---|---|---|\n";

@@ -33,6 +33,8 @@ void header(std::ostream& md, json const& rec) {
   if (!rec.contains("finished") || rec["finished"].is_null())
     md << "> **Partial run**: the record has no finish time (the run was interrupted or is still "
           "going), so some experiments may be missing or incomplete.\n\n";
+  if (auto why = str(rec, "aborted"); !why.empty())
+    md << "> ⚠ **The run stopped early**: " << cell(why) << "\n\n";
   if (auto v = num(rec, "format_version"); v && *v > 1)
     md << "> Record format " << fmt(*v) << " is newer than this report knows (1); unknown fields are ignored.\n\n";
 
@@ -398,9 +400,11 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
   for (auto const& [k, v] : po.drawn) drawn += v;
   out << "wrote " << report.string() << " (" << sections.size() << " experiments, " << drawn << " of " << plans.size()
       << " plots)\n";
+  // On stderr: `memlab run` keeps its stdout for the tables, and this is a warning.
   if (opt.plots && !po.problem.empty()) {
-    out << "plots: " << po.problem << "\n";
-    if (po.problem.find("matplotlib") != std::string::npos) out << "  install: " << install_matplotlib_hint << "\n";
+    err << "memlab report: plots: " << po.problem << "\n";
+    if (po.problem.find("matplotlib") != std::string::npos)
+      err << "memlab report: install matplotlib with: " << install_matplotlib_hint << "\n";
   }
   return 0;
 }

@@ -57,13 +57,13 @@ def complete():
     def exp(i, d, seed, status="completed"):
         exps.append({"id": i, "description": d, "seed_ref": seed, "status": status})
 
-    exp("ceilings.d2d_copy", "cudaMemcpy device-to-device bandwidth", "")
-    nb = 2 * 1 << 30
-    rows.append(row("ceilings.d2d_copy", "cudaMemcpy", {"bytes": 1 << 30}, nb / (D2D * 1e6), nb))
-    exp("ceilings.fp32_fma", "FP32 FMA peak of a register-only kernel", "")
+    exp("ceilings", "Measured ceilings: cudaMemcpy D2D bandwidth and the FP32 FMA peak", "")
+    nb = 2 * 512 << 20
+    rows.append(row("ceilings", "d2d_memcpy", {"mib": 512}, nb / (D2D * 1e6), nb,
+                    predicted={"gbps": 3352.3, "model": "theoretical DRAM bandwidth"}))
     fl = 2.0 * 132 * 2048 * 4096
-    rows.append(row("ceilings.fp32_fma", "fma_chain", {"iterations": 4096}, fl / (FP32 * 1e9), 0, fl,
-                    verified="not_verified"))
+    rows.append(row("ceilings", "fp32_fma", {"mib": 512}, fl / (FP32 * 1e9), 0, fl, verified="not_verified",
+                    extra={"blocks": 528, "threads": 512, "iterations": 4096}))
 
     exp("coalescing.offset", "offsetCopy: a copy shifted by `offset` floats", "000 §9.2.1.3")
     n = 1 << 27
@@ -84,29 +84,32 @@ def complete():
 
     exp("gemm.seed_thread_tile", "Seed 001: TILE_SIZE x TILE_SIZE outputs per thread", "001 §1-2")
     m = 2048
+    p100 = {1: 3.282611, 2: 2.271091, 4: 2.107053, 8: 2.077536, 16: 7.368474, 32: 25.815271, 64: 83.601498}
     for t, ms, regs, spill in [(1, 1.9, 32, 0), (2, 0.85, 40, 0), (4, 0.61, 72, 0), (8, 0.66, 168, 0),
                                (16, 3.1, 255, 720), (32, 14.2, 255, 3900), (64, 61.0, 255, 16200)]:
-        rows.append(row("gemm.seed_thread_tile", "thread_tile", {"tile": t, "m": m, "n": m, "k": m}, ms,
+        rows.append(row("gemm.seed_thread_tile", "thread_tile", {"tile": t, "n": m}, ms,
                         3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36,
-                        extra={"registers": regs, "spill_bytes": spill}))
+                        extra={"registers": regs, "local_bytes": spill, "seed_p100_ms": p100[t]}))
     exp("gemm.seed_smem_tile", "Seed 001/004: shared-memory tiles", "001 §3, 004")
     for t, ms in [(1, 31.0, ), (2, 5.2), (4, 1.4), (8, 0.98), (16, 0.84), (32, 0.88)]:
-        rows.append(row("gemm.seed_smem_tile", "smem_tile", {"tile": t, "m": m, "n": m, "k": m}, ms,
+        rows.append(row("gemm.seed_smem_tile", "smem_tile", {"tile": t, "shape": "1024"}, ms,
+                        3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36, extra={"seed_p100_ms": {1: 62.395489, 2: 10.850624, 4: 2.765997, 8: 2.107232, 16: 1.849939, 32: 1.928793}[t]}))
+        rows.append(row("gemm.seed_smem_tile", "smem_tile", {"tile": t, "shape": "1000x1100x900"}, ms * 0.95,
                         3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36))
     exp("gemm.guide_ab", "The Guide's C = AB with a thin A (M x 32) and B (32 x N)", "000 §9.2.3.2")
-    for v, g in [("simple_multiply", 1490.0), ("coalesced_multiply", 1710.0), ("shared_ab_multiply", 2380.0)]:
+    for v, g in [("simple", 1490.0), ("coalesced", 1710.0), ("shared_ab", 2380.0)]:
         nbytes = 4 * (8192 * 32 * 2 + 8192 * 8192)
-        rows.append(row("gemm.guide_ab", v, {"m": 8192, "n": 8192}, nbytes / (g * 1e6), nbytes,
-                        2.0 * 8192 * 8192 * 32))
+        rows.append(row("gemm.guide_ab", v, {"m": 8192}, nbytes / (g * 1e6), nbytes,
+                        2.0 * 8192 * 8192 * 32, extra={"guide_v100_gbps": 0}))
     exp("gemm.guide_aat", "The Guide's C = A A^T", "000 §9.2.3.3")
-    for v, g in [("simple_strided", 210.0), ("coalesced_smem", 1650.0), ("padded_smem", 2310.0)]:
+    for v, g in [("simple", 210.0), ("coalesced", 1650.0), ("padded", 2310.0)]:
         nbytes = 4 * (8192 * 32 + 8192 * 8192)
         rows.append(row("gemm.guide_aat", v, {"m": 8192}, nbytes / (g * 1e6), nbytes, 2.0 * 8192 * 8192 * 32))
 
     exp("gemm.ladder", "FP32 GEMM ladder against cuBLAS", "001, 004, 000 §9.2.3", status="failed")
     ladder = [("naive", 0.018), ("coalesced", 0.11), ("smem_tiled", 0.16), ("blocktile_1d", 0.37),
               ("blocktile_2d", 0.62), ("vectorized", 0.71), ("bank_free", 0.78), ("warp_tiled", 0.89),
-              ("cp_async_multistage", 0.965)]
+              ("cp_async_128x128", 0.965)]
     shapes = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
               (4097, 4097, 4097), (3000, 5000, 2000)]
     for (mm, nn, kk) in shapes:
@@ -116,9 +119,10 @@ def complete():
         for v, frac in ladder:
             f = frac * (0.9 if (mm % 128) else 1.0) * rng.uniform(0.97, 1.02)
             ms = cub / f
-            r = row("gemm.ladder", v, {"m": mm, "n": nn, "k": kk}, ms, 4.0 * (mm * kk + kk * nn + 2 * mm * nn),
+            shape = str(mm) if mm == nn == kk else "%dx%dx%d" % (mm, nn, kk)
+            r = row("gemm.ladder", v, {"shape": shape}, ms, 4.0 * (mm * kk + kk * nn + 2 * mm * nn),
                     flops, peer="cublas", peer_ms=cub, extra={"registers": 32 + 16 * ladder.index((v, frac))})
-            if v == "cp_async_multistage" and mm == 4097:
+            if v == "cp_async_128x128" and mm == 4097:
                 r["verified"] = "failed"
                 r["verification"] = {"error": 0.0213, "tolerance": 0.0041, "metric": "max_rel_error",
                                      "detail": "first mismatch at (4096, 17)"}
@@ -127,48 +131,51 @@ def complete():
     exp("transfer.bandwidth", "Host-device copies by size and host memory kind", "000 §9.1.1")
     for mem, peak in [("pageable", 14.5), ("pinned", 53.0), ("registered", 52.5), ("write_combined", 52.0)]:
         for d in ["h2d", "d2h", "both"]:
+            link = 63.0 * (2 if d == "both" else 1)
             pk = peak * (0.93 if d == "d2h" else 1.0) * (1.6 if d == "both" else 1.0)
             for e in range(12, 31, 2):
                 size = 1 << e
                 lat = (9e-3 if mem == "pageable" else 4e-3)
                 ms = lat + size / (pk * 1e6)
                 nbytes = size * (2 if d == "both" else 1)
-                rows.append(row("transfer.bandwidth", mem + "_" + d, {"bytes": size, "memory": mem, "direction": d},
-                                ms, nbytes, verified="passed"))
+                rows.append(row("transfer.bandwidth", mem, {"bytes": size, "direction": d},
+                                ms, nbytes, verified="passed", predicted={"link_gbps": link}))
     exp("transfer.overlap", "Staged concurrent copy and execute over nStreams", "000 §9.1.3")
     timeline_done = False
-    for ratio in [0.25, 1.0, 4.0]:
+    for variant, ratio in [(v, q) for v in ("guide_staged", "staged_transform") for q in (0.25, 1.0, 4.0)]:
         tt = 8.0
         te = tt * ratio
         for ns in [1, 2, 4, 8, 16]:
-            model = te + tt / ns if te >= tt else tt + te / ns
-            ms = (model if ns > 1 else te + tt) * rng.uniform(1.01, 1.09)
-            extra = {"t_e_ms": te, "t_t_ms": tt, "async_engine_count": 3}
-            if ns == 4 and ratio == 1.0 and not timeline_done:
+            guide = te + tt / ns if te >= tt else tt + te / ns
+            flow = max(tt / 2, te) + (tt + te - max(tt / 2, te)) / ns
+            ms = flow * rng.uniform(1.01, 1.09) * (1.0 if variant == "guide_staged" else 1.04)
+            extra = {"stages_alone": {"tT_ms": tt, "tE_ms": te}, "async_engine_count": 3}
+            if variant == "guide_staged" and ns == 4 and ratio == 1.0 and not timeline_done:
                 timeline_done = True
                 tl = []
                 chunk_t, chunk_e = tt / 2 / ns, te / ns
                 t0 = 0.0
                 for s in range(ns):
                     a = s * chunk_t
-                    tl.append({"stream": s + 1, "op": "h2d", "start_ms": a, "end_ms": a + chunk_t})
+                    tl.append({"stream": s, "op": "h2d", "ready_ms": 0.0, "start_ms": a, "end_ms": a + chunk_t})
                     b = max(a + chunk_t, s * chunk_e + chunk_t)
-                    tl.append({"stream": s + 1, "op": "kernel", "start_ms": b, "end_ms": b + chunk_e})
+                    tl.append({"stream": s, "op": "kernel", "ready_ms": a + chunk_t, "start_ms": b, "end_ms": b + chunk_e})
                     c = b + chunk_e
-                    tl.append({"stream": s + 1, "op": "d2h", "start_ms": c, "end_ms": c + chunk_t})
+                    tl.append({"stream": s, "op": "d2h", "ready_ms": c, "start_ms": c, "end_ms": c + chunk_t})
                 extra["timeline"] = tl
-            rows.append(row("transfer.overlap", "staged" if ns > 1 else "sequential",
-                            {"nstreams": ns, "te_over_tt": ratio}, ms, 2 * 64 << 20,
-                            predicted={"ms": te + tt if ns == 1 else model}, extra=extra))
+            pred = {"ms": flow, "guide_ms": guide, "sequential_ms": te + tt} if variant == "guide_staged" else {"ms": flow}
+            rows.append(row("transfer.overlap", variant, {"bytes": 1 << 27, "te_over_tt": ratio, "streams": ns}, ms,
+                            2 << 27, peer="sequential (default stream)", peer_ms=te + tt, predicted=pred, extra=extra))
     exp("transfer.uva", "Pointer attributes and peer-to-peer copies", "000 §9.1.5")
-    rows.append(row("transfer.uva", "p2p_copy", {"peer_access": 1}, None, skipped="needs 2 or more GPUs; this machine has 1"))
-    rows.append(row("transfer.uva", "p2p_copy", {"peer_access": 0}, None, skipped="needs 2 or more GPUs; this machine has 1"))
+    rows.append(row("transfer.uva", "peer_access", {"bytes": 1 << 28}, None, skipped="needs 2 or more GPUs; this machine has 1"))
+    rows.append(row("transfer.uva", "peer_no_access", {"bytes": 1 << 28}, None, skipped="needs 2 or more GPUs; this machine has 1"))
 
     exp("smem.bank_stride", "A warp reading shared memory with stride s", "003")
     for s in range(1, 33):
         deg = math.gcd(s, 32)
-        rows.append(row("smem.bank_stride", "stride_32bit", {"stride": s}, 0.0021 * deg * rng.uniform(0.97, 1.05),
-                        verified="passed", predicted={"conflict_degree": deg}))
+        rows.append(row("smem.bank_stride", "bank_stride", {"elem_bits": 32, "stride": s},
+                        0.0021 * deg * rng.uniform(0.97, 1.05), verified="passed",
+                        predicted={"wavefronts": deg, "conflict_degree": deg, "gcd_rule_degree": deg}))
 
     exp("reduce.sum", "Sum of floats: the reduction ladder against CUB", "003")
     for v, frac in [("interleaved", 0.21), ("sequential", 0.33), ("first_add_on_load", 0.61), ("warp_shuffle", 0.79),
@@ -179,13 +186,12 @@ def complete():
             rows.append(row("reduce.sum", v, {"elements": 1 << e, "type": "float"}, cubms / frac, nbytes,
                             float(1 << e), peer="cub", peer_ms=cubms))
     exp("l2.persist", "The Guide's sliding-window benchmark", "000 §9.2.2")
-    for pol, fn in [("no_policy", lambda f: 1.0), ("hit_ratio_1", lambda f: 1.45 if f <= 1 else 0.92),
-                    ("tuned_hit_ratio", lambda f: 1.45 if f <= 1 else 1.0 + 0.45 / f)]:
+    for pol, fn in [("none", lambda f: 1.0), ("hit_ratio_1", lambda f: 1.45 if f <= 1 else 0.92),
+                    ("scaled_ratio", lambda f: 1.45 if f <= 1 else 1.0 + 0.45 / f)]:
         for f in [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]:
-            size = int(SETASIDE * f)
             g = 1800.0 * fn(f) * rng.uniform(0.98, 1.02)
             nbytes = 1.5 * (1 << 30)
-            rows.append(row("l2.persist", pol, {"persist_bytes": size}, nbytes / (g * 1e6), nbytes,
+            rows.append(row("l2.persist", pol, {"persist_fraction": f, "streaming_mib": 1024}, nbytes / (g * 1e6), nbytes,
                             extra={"hit_ratio": 1.0 if pol == "hit_ratio_1" else round(min(1.0, 1 / f), 3)}))
     exp("async.copy_compute", "Copy-and-compute through shared memory", "002")
     for v in ["plain", "cg_memcpy_async", "barrier", "pipeline_1", "pipeline_3", "bulk_copy"]:
@@ -231,6 +237,7 @@ def partial():
             "note": "SYNTHETIC TEST FIXTURE: an interrupted run with malformed rows",
             "memlab": {"version": "0.1.0"}, "command_line": "memlab run coalescing gemm transfer",
             "started": "2026-11-22T01:00:00Z", "finished": None,
+            "aborted": "cudaErrorIllegalAddress: an illegal memory access was encountered (sticky; the run stopped)",
             "device": {"name": "NVIDIA H100 80GB HBM3"},
             "ceilings": {"d2d_copy_gbps": None, "fp32_peak_tflops": None},
             "experiments": [
