@@ -1,0 +1,137 @@
+// 09: warp tiling fed by a multistage cp.async pipeline (sm_80+). Tiles k+1 .. k+S-1 are
+// in flight from global to shared memory while tile k is multiplied, without passing
+// through registers and with one barrier per BK slice. A goes through 4-byte copies that
+// land transposed ([k][m]); B through 16-byte copies when its rows are 16-byte aligned,
+// 4-byte copies otherwise. Out-of-range elements are zero-filled by the copy itself.
+// Blocks are rasterized in groups of 8 tile rows for L2 reuse.
+#include "kernels/gemm/warp_tile.cuh"
+
+namespace memlab::detail::gemm {
+namespace {
+constexpr int kGroup = 8;
+
+template <class Cfg, bool kVec>
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel(problem p, int tiles_m, int tiles_n) {
+  extern __shared__ __align__(16) float smem[];
+  float* const as = smem;
+  float* const bs = smem + Cfg::stages * Cfg::a_stage;
+  int const tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  tile_coord const t = swizzle_tile(static_cast<int>(blockIdx.x), tiles_m, tiles_n, kGroup);
+  int const m0 = t.m * Cfg::bm, n0 = t.n * Cfg::bn;
+
+  // A: thread owns column a_k of the slice and rows a_m + i * a_step (32-byte row segments
+  // per warp, fully used sectors). Destination [k][m]: with the 4-float row pad, the 8
+  // k values of a warp hit banks 4k + m, all distinct for BK = 8.
+  constexpr int a_step = Cfg::threads / Cfg::bk;
+  int const a_k = tid % Cfg::bk, a_m = tid / Cfg::bk;
+  // One base pointer and a validity bit per row (not a pointer per row: at BK = 16 that
+  // array alone would cost 32 registers).
+  long long const a_stride = static_cast<long long>(a_step) * p.lda;
+  float const* const a_base = p.a + static_cast<long long>(m0 + a_m) * p.lda + a_k;
+  unsigned a_rows_ok = 0;
+#pragma unroll
+  for (int i = 0; i < Cfg::a_loads; ++i) a_rows_ok |= (m0 + a_m + i * a_step < p.m ? 1u : 0u) << i;
+  static_assert(Cfg::a_loads <= 32, "row mask");
+
+  auto load_tile = [&](int slot, int kt) {
+    int const k0 = kt * Cfg::bk;
+    float* const as_s = as + slot * Cfg::a_stage;
+    float* const bs_s = bs + slot * Cfg::b_stage;
+    bool const k_ok = k0 + a_k < p.k;
+#pragma unroll
+    for (int i = 0; i < Cfg::a_loads; ++i) {
+      bool const ok = ((a_rows_ok >> i) & 1u) && k_ok;
+      cp_async_4(&as_s[a_k * Cfg::lda_s + a_m + i * a_step], ok ? a_base + i * a_stride + k0 : p.a, ok);
+    }
+    if constexpr (kVec) {
+#pragma unroll
+      for (int i = 0; i < Cfg::b_loads_vec; ++i) {
+        int const e = tid + i * Cfg::threads, k = e / (Cfg::bn / 4), n = (e % (Cfg::bn / 4)) * 4;
+        int const r = k0 + k, c = n0 + n;
+        int const left = p.n - c;
+        int const bytes = (r < p.k && left > 0) ? (left >= 4 ? 16 : left * 4) : 0;
+        cp_async_16(&bs_s[k * Cfg::ldb_s + n], bytes > 0 ? p.b + static_cast<long long>(r) * p.ldb + c : p.b, bytes);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < Cfg::b_loads_scalar; ++i) {
+        int const e = tid + i * Cfg::threads, k = e / Cfg::bn, n = e % Cfg::bn;
+        int const r = k0 + k, c = n0 + n;
+        bool const ok = r < p.k && c < p.n;
+        cp_async_4(&bs_s[k * Cfg::ldb_s + n], ok ? p.b + static_cast<long long>(r) * p.ldb + c : p.b, ok);
+      }
+    }
+  };
+
+  float acc[Cfg::mi * 4][Cfg::ni * 4];
+#pragma unroll
+  for (int i = 0; i < Cfg::mi * 4; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::ni * 4; ++j) acc[i][j] = 0.f;
+
+  int const ktiles = ceil_div(p.k, Cfg::bk);
+#pragma unroll
+  for (int s = 0; s < Cfg::stages - 1; ++s) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();  // empty groups keep the group count aligned with the tile index
+  }
+  int const warp_m = warp % Cfg::warps_m, warp_n = warp / Cfg::warps_m;
+  int const a_off = warp_m * Cfg::wm + lane_row(lane) * 4;
+  int const b_off = warp_n * Cfg::wn + lane_col(lane) * 4;
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<Cfg::stages - 2>();  // tile kt has landed (for this thread) ...
+    __syncthreads();                   // ... for every thread; slot (kt-1)%S is free again
+    int const next = kt + Cfg::stages - 1;
+    if (next < ktiles) load_tile(next % Cfg::stages, next);
+    cp_async_commit();
+    int const slot = kt % Cfg::stages;
+    warp_tile_mma<Cfg>(as + slot * Cfg::a_stage, bs + slot * Cfg::b_stage, a_off, b_off, acc);
+  }
+  cp_async_wait<0>();
+  warp_tile_epilogue<Cfg, kVec>(p, m0 + a_off, n0 + b_off, acc);
+}
+
+template <class Cfg, bool kVec>
+void launch_cfg(problem const& p, cudaStream_t s) {
+  auto kernel = cp_async_kernel<Cfg, kVec>;
+  if (Cfg::smem_bytes > 48 * 1024)
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes));
+  int const tm = ceil_div(p.m, Cfg::bm), tn = ceil_div(p.n, Cfg::bn);
+  kernel<<<static_cast<unsigned>(tm) * tn, Cfg::threads, Cfg::smem_bytes, s>>>(p, tm, tn);
+  MEMLAB_CHECK_LAUNCH();
+}
+template <class Cfg>
+void launch_any(problem const& p, cudaStream_t s) {
+  if (bc_vector_aligned(p))
+    launch_cfg<Cfg, true>(p, s);
+  else
+    launch_cfg<Cfg, false>(p, s);
+}
+template <class Cfg>
+cudaFuncAttributes attributes_any(bool aligned) {
+  return aligned ? func_attributes(cp_async_kernel<Cfg, true>) : func_attributes(cp_async_kernel<Cfg, false>);
+}
+
+//                               BM   BN  BK  WM  WN  S  blocks/SM
+using cfg_128x128 = warp_tile_config<128, 128, 8, 64, 32, 4, 2>;  // 256 thr, 8x8 per lane
+using cfg_128x128_w64 = warp_tile_config<128, 128, 8, 64, 64, 4, 2>;  // 128 thr, 8x16 per lane
+using cfg_128x256 = warp_tile_config<128, 256, 8, 64, 64, 3, 1>;  // 256 thr, 8x16 per lane
+using cfg_64x64 = warp_tile_config<64, 64, 8, 32, 32, 4, 4>;      // 128 thr, 4x8 per lane
+using cfg_128x128_k16 = warp_tile_config<128, 128, 16, 64, 64, 3, 2>;  // 128 thr, 8x16, BK 16
+using cfg_256x128 = warp_tile_config<256, 128, 8, 64, 64, 3, 1>;       // 256 thr, 8x16 per lane
+}  // namespace
+
+void launch_cp_async_128x128(problem const& p, cudaStream_t s) { launch_any<cfg_128x128>(p, s); }
+void launch_cp_async_128x128_w64x64(problem const& p, cudaStream_t s) { launch_any<cfg_128x128_w64>(p, s); }
+void launch_cp_async_128x256(problem const& p, cudaStream_t s) { launch_any<cfg_128x256>(p, s); }
+void launch_cp_async_64x64(problem const& p, cudaStream_t s) { launch_any<cfg_64x64>(p, s); }
+void launch_cp_async_128x128_k16(problem const& p, cudaStream_t s) { launch_any<cfg_128x128_k16>(p, s); }
+void launch_cp_async_256x128(problem const& p, cudaStream_t s) { launch_any<cfg_256x128>(p, s); }
+cudaFuncAttributes attributes_cp_async_128x128_k16(bool v) { return attributes_any<cfg_128x128_k16>(v); }
+cudaFuncAttributes attributes_cp_async_256x128(bool v) { return attributes_any<cfg_256x128>(v); }
+cudaFuncAttributes attributes_cp_async_128x128(bool v) { return attributes_any<cfg_128x128>(v); }
+cudaFuncAttributes attributes_cp_async_128x128_w64x64(bool v) { return attributes_any<cfg_128x128_w64>(v); }
+cudaFuncAttributes attributes_cp_async_128x256(bool v) { return attributes_any<cfg_128x256>(v); }
+cudaFuncAttributes attributes_cp_async_64x64(bool v) { return attributes_any<cfg_64x64>(v); }
+
+}  // namespace memlab::detail::gemm

@@ -1,0 +1,92 @@
+#pragma once
+// Internal interface of the GEMM kernels: one launcher per library variant, plus the
+// teaching kernels the experiments reproduce (seed 001, seed 004, Best Practices Guide
+// 9.2.3). The public entry point is memlab::gemm (include/memlab/gemm.hpp).
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+namespace memlab::detail::gemm {
+
+/// Row-major C = alpha * A(m x k) * B(k x n) + beta * C, leading dimensions in elements.
+/// Launchers assume arguments already validated; m, n > 0 (k may be 0).
+struct problem {
+  int m = 0, n = 0, k = 0;
+  float alpha = 1.f;
+  float const* a = nullptr;
+  long long lda = 0;
+  float const* b = nullptr;
+  long long ldb = 0;
+  float beta = 0.f;
+  float* c = nullptr;
+  long long ldc = 0;
+};
+
+/// True when every row of A, B and C starts on a 16-byte boundary (16-byte vector loads).
+bool vector_aligned(problem const& p);
+
+using launch_fn = void (*)(problem const&, cudaStream_t);
+using attributes_fn = cudaFuncAttributes (*)(bool aligned);
+
+struct variant_entry {
+  char const* name;
+  launch_fn launch;
+  attributes_fn attributes;  ///< the kernel this variant runs (aligned or scalar path)
+  bool needs_vector_alignment;  ///< throws on rows not 16-byte aligned
+  char const* summary;
+};
+/// Every library variant, in the order of the ladder.
+std::vector<variant_entry> const& variants();
+variant_entry const* find_variant(std::string const& name);
+
+// ---- the ladder (src/kernels/gemm/NN_*.cu) --------------------------------------------
+void launch_naive(problem const&, cudaStream_t);
+void launch_coalesced(problem const&, cudaStream_t);
+void launch_smem_tiled(problem const&, cudaStream_t);
+void launch_blocktile_1d(problem const&, cudaStream_t);
+void launch_blocktile_2d(problem const&, cudaStream_t);
+void launch_vectorized(problem const&, cudaStream_t);
+void launch_smem_padded(problem const&, cudaStream_t);
+void launch_warp_tiled(problem const&, cudaStream_t);
+void launch_cp_async_128x128(problem const&, cudaStream_t);
+void launch_cp_async_128x128_w64x64(problem const&, cudaStream_t);
+void launch_cp_async_128x256(problem const&, cudaStream_t);
+void launch_cp_async_64x64(problem const&, cudaStream_t);
+void launch_cp_async_128x128_k16(problem const&, cudaStream_t);
+void launch_cp_async_256x128(problem const&, cudaStream_t);
+cudaFuncAttributes attributes_naive(bool);
+cudaFuncAttributes attributes_coalesced(bool);
+cudaFuncAttributes attributes_smem_tiled(bool);
+cudaFuncAttributes attributes_blocktile_1d(bool);
+cudaFuncAttributes attributes_blocktile_2d(bool);
+cudaFuncAttributes attributes_vectorized(bool);
+cudaFuncAttributes attributes_smem_padded(bool);
+cudaFuncAttributes attributes_warp_tiled(bool);
+cudaFuncAttributes attributes_cp_async_128x128(bool);
+cudaFuncAttributes attributes_cp_async_128x128_w64x64(bool);
+cudaFuncAttributes attributes_cp_async_128x256(bool);
+cudaFuncAttributes attributes_cp_async_64x64(bool);
+cudaFuncAttributes attributes_cp_async_128x128_k16(bool);
+cudaFuncAttributes attributes_cp_async_256x128(bool);
+
+// ---- seed 001 §1-2: TILE x TILE outputs per thread straight from global memory ----------
+/// C(n x n) = A * B for square row-major n x n; tile in {1, 2, 4, 8, 16, 32, 64}.
+void launch_seed_thread_tile(int tile, int n, float const* a, float const* b, float* c, cudaStream_t s);
+cudaFuncAttributes seed_thread_tile_attributes(int tile);
+std::vector<int> const& seed_thread_tiles();
+
+// ---- seed 001 §3 / seed 004: shared-memory tiling, tile width w, any m, n, k ------------
+/// Row-major C(m x n) = A(m x k) * B(k x n), dense (ld = row length); w in 1..32.
+void launch_seed_smem_tile(int w, int m, int n, int k, float const* a, float const* b, float* c, cudaStream_t s);
+
+// ---- Best Practices Guide 9.2.3.2: A (m x 32) * B (32 x n) ------------------------------
+inline constexpr int guide_tile = 32;
+enum class guide_ab_kernel { simple, coalesced, shared_ab };
+void launch_guide_ab(guide_ab_kernel which, int m, int n, float const* a, float const* b, float* c, cudaStream_t s);
+
+// ---- Best Practices Guide 9.2.3.3: C (m x m) = A (m x 32) * A^T -------------------------
+enum class guide_aat_kernel { simple, coalesced, padded };
+void launch_guide_aat(guide_aat_kernel which, int m, float const* a, float* c, cudaStream_t s);
+
+}  // namespace memlab::detail::gemm
