@@ -78,9 +78,15 @@ def param_text(k, v):
     return "%s=%s" % (k, v)
 
 
+def pow2_text(v, _pos=None):
+    if v >= 1024 and v == int(v) and (int(v) & (int(v) - 1)) == 0:
+        return r"$2^{%d}$" % (int(v).bit_length() - 1)
+    return "%g" % v
+
+
 def gpu_name(rec):
     d = rec.get("device")
-    return d.get("name", "unknown GPU") if isinstance(d, dict) else "unknown GPU"
+    return str(d.get("name", "unknown GPU")) if isinstance(d, dict) else "unknown GPU"
 
 
 def finish(fig, ax, title, rec, note=None):
@@ -211,6 +217,9 @@ def draw_sweep(rec, rows, hints, title):
     y = hints.get("y", "auto")
     if y in ("gbps", "auto"):
         y = "gbps" if all(num(r, "gbps") is not None for r in rs) else "median_ms"
+    xs_pos = [num(params(r), x) for r in rs if num(params(r), x) and num(params(r), x) > 0]
+    if "logx" not in hints and len(xs_pos) == len(rs) and max(xs_pos) / min(xs_pos) >= 64:
+        hints = dict(hints, logx=True)  # a sweep over decades (sizes, counts) reads on a log axis
     facet = hints.get("facet")
     if facet and facet != "variant" and not any(facet in params(r) for r in rs):
         facet = None
@@ -262,6 +271,8 @@ def draw_sweep(rec, rows, hints, title):
             ax.set_yscale("log")
         if is_size_key(x):
             ax.xaxis.set_major_formatter(FuncFormatter(human_bytes))
+        elif hints.get("logx"):
+            ax.xaxis.set_major_formatter(FuncFormatter(pow2_text))
         xl = hints.get("xlabel") or x.replace("_", " ")
         ax.set_xlabel(xl + (" (bytes)" if is_size_key(x) and "byte" not in xl else ""))
         ax.grid(True, alpha=0.3)

@@ -126,6 +126,29 @@ std::map<std::string, technique> const& techniques() {
         "the worst bank has words (stride s gives gcd(s, 32)-way conflicts, so odd strides are "
         "free). Lanes reading the same word are served by one broadcast.",
         "", "", "", {}};
+    m["smem.reverse"] = {
+        "Seed 003's first example: each block reverses its slice of an array through shared "
+        "memory, declared statically (size known at compile time) or dynamically (the third "
+        "launch parameter). One dynamic allocation can also be carved into arrays of int, float "
+        "and char, provided each piece starts at an offset aligned for its type.",
+        "", "", "", {}};
+    m["smem.bank_multicast"] = {
+        "Several lanes reading the same 32-bit word are served together (a broadcast for the "
+        "whole warp, a multicast for groups), so lanes sharing words do not conflict; only "
+        "distinct words in one bank cost extra passes.",
+        "", "", "", {}};
+    m["constant.serialization"] = {
+        "The other side of constant memory: when the lanes of a warp read different addresses, "
+        "the constant cache serves one address per pass, so a warp touching 32 distinct words "
+        "takes about 32 times as long as a uniform read; the read-only global path does not "
+        "serialize this way.",
+        "", "", "", {}};
+    m["async.copy_alignment"] = {
+        "Seed 002 notes that the asynchronous copy can use its hardware path only for "
+        "suitably aligned chunks: 4-, 8- and 16-byte elements, with and without "
+        "cuda::aligned_size_t<16> telling the compiler the alignment. Without the promise the "
+        "copy may fall back to element-wise loads and stores.",
+        "", "", "", {}};
     m["reduce"] = {
         "Parallel sum, seed 003's ladder: interleaved addressing (divergent warps and bank "
         "conflicts), sequential addressing, adding during the load, warp shuffles for the last "
