@@ -202,7 +202,8 @@ def draw_series(ax, rec, rs, x, y, hints, varying, show_model_label):
         drew_model = True
     if show_model_label:
         for j, k in enumerate(keys_seen):
-            ax.plot([], [], ls=styles[j % 3], color="black", lw=1.2, label="model: " + k.replace("_", " "))
+            name = "model" if k in ("gbps", "ms") else "model: " + k.replace("_", " ")
+            ax.plot([], [], ls=styles[j % 3], color="black", lw=1.2, label=name)
     return drew_model, len(series)
 
 

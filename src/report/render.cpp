@@ -196,6 +196,37 @@ struct section {
   std::vector<json const*> rows;
 };
 
+/// One line per experiment: its best verified row (highest ratio to its peer, else highest
+/// GB/s or TFLOP/s, else shortest time), so a reader sees each result before the detail.
+void at_a_glance(std::ostream& md, std::vector<section> const& sections) {
+  std::ostringstream t;
+  int n = 0;
+  for (auto const& s : sections) {
+    json const* best = nullptr;
+    for (char const* m : {"ratio_to_peer", "tflops", "gbps"}) {
+      for (auto const* r : s.rows)
+        if (state_of(*r) == row_state::ok && num(*r, m) && (!best || *num(*r, m) > *num(*best, m))) best = r;
+      if (best) break;
+    }
+    if (!best)
+      for (auto const* r : s.rows)
+        if (state_of(*r) == row_state::ok && (!best || *num(*r, "median_ms") < *num(*best, "median_ms"))) best = r;
+    if (!best) continue;
+    std::string fig;
+    if (auto g = num(*best, "gbps")) fig = fmt(*g) + " GB/s";
+    if (auto tf = num(*best, "tflops")) fig += (fig.empty() ? "" : " · ") + fmt(*tf) + " TFLOP/s";
+    if (fig.empty()) fig = time_text(*best) + " ms";
+    std::string peer = peer_text(*best);
+    t << "| [" << cell(s.id) << "](#" << anchor(s.id) << ") | " << cell(str(*best, "variant", "?")) << " ("
+      << cell(params_text(obj(*best, "params"))) << ") | " << fig << " | " << (peer.empty() ? "—" : peer) << " |\n";
+    ++n;
+  }
+  if (n == 0) return;
+  md << "### At a glance: each experiment's best verified row\n\n"
+     << "| experiment | best row | figure | vs peer |\n|---|---|--:|--:|\n"
+     << t.str() << "\n";
+}
+
 void plot_links(std::ostream& md, std::vector<plot_spec> const& plans, plot_outcome const& po,
                 std::string const& exp) {
   for (auto const& p : plans) {
@@ -365,6 +396,7 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
     md << "\n";
   }
   if (sections.empty()) md << "*The record holds no experiments and no rows.*\n\n";
+  at_a_glance(md, sections);
   plot_links(md, plans, po, "");
 
   if (!sections.empty()) {

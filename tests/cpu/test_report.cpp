@@ -66,6 +66,11 @@ TEST(Report, CompleteRecordHasHeaderSectionsAndSeedFigures) {
   EXPECT_NE(r.md.find("of cudaMemcpy D2D"), std::string::npos);
   EXPECT_NE(r.md.find("measured/model"), std::string::npos);
   EXPECT_NE(r.md.find("local_bytes=15.8 KiB"), std::string::npos);  // registers and spills beside the time
+  // At a glance: each experiment's best verified row, before the sections (the failed 4097 row is not it).
+  auto glance = r.md.find("### At a glance");
+  ASSERT_NE(glance, std::string::npos);
+  EXPECT_LT(glance, r.md.find("\n## ceilings\n"));
+  EXPECT_NE(r.md.find("| [gemm.ladder](#gemmladder) | cp_async_128x128 (shape=4096) |", glance), std::string::npos);
 }
 
 TEST(Report, FailedRowsStandOutAndSkippedRowsGiveReasons) {
