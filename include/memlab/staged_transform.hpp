@@ -15,8 +15,9 @@
 // Host memory may be pinned (cudaHostAlloc, cudaMallocHost, cudaHostRegister) or
 // pageable (malloc, std::vector). Pinned ranges are copied by DMA directly. Pageable ones
 // go through double-buffered pinned staging (two slots per stream): the calling thread
-// copies chunk i+streams into one slot while the copy engine still reads the other, and
-// copies finished output out of its slot only after that chunk's event has completed.
+// copies chunk i+streams into one slot while the copy engine still reads the other, and,
+// for pageable output, a helper thread copies each finished chunk out of its slot once
+// that chunk's event has completed (so the two host copies run in parallel).
 // Overlap with computation needs pinned memory and non-default streams, which is why
 // pageable input cannot simply be handed to cudaMemcpyAsync.
 //

@@ -173,7 +173,13 @@ void bandwidth_body(state& s) {
   s.add_bytes_read(static_cast<double>(bytes) * (dir == "both" ? 2 : 1));
   s.set_extra("bytes_counted", dir == "both" ? "bytes moved, once per direction: 2 x bytes (H2D and D2H at once)"
                                              : "bytes moved, once (one direction)");
-  auto const policy = transfer::policy_from(s.timing());
+  // Pageable copies and the two directions at once are slow or noisy by nature (staging,
+  // duplex arbitration): past 16 MiB their sampling is capped to keep the suite's budget.
+  auto policy = transfer::policy_from(s.timing());
+  if (bytes >= (std::size_t{16} << 20) && (kind == "pageable" || dir == "both")) {
+    policy = transfer::capped(policy, 0.3);
+    s.set_extra("sampling", "capped: at most 0.3 s, at least 5 samples");
+  }
   if (dir == "both") {
     // Two non-default streams, one per copy engine; pageable copies are issued from one
     // host thread, so the driver's staging serialises most of them.

@@ -168,6 +168,31 @@ TEST(TransferStagedTransform, RejectsBadArguments) {
   EXPECT_THROW(classify_host_pointer(nullptr), memlab::error);
 }
 
+TEST(TransferStagedTransform, LauncherFailureMidwayWithPageableOutput) {
+  MEMLAB_REQUIRE_GPU();
+  // Many chunks, pageable in and out (the helper thread is running): a launcher that throws
+  // on its 6th chunk must surface its exception, leave no thread behind, and the pipeline
+  // must then still produce the right answer.
+  std::size_t const chunk = 300, n = 40 * chunk + 11;
+  std::vector<float> in = random_floats(n, 21), out(n, 0.f);
+  staged_pipeline<float> pipe(staged_options{chunk * sizeof(float), 2});
+  int calls = 0;
+  auto failing = [&calls](float const* a, float* b, std::size_t c, cudaStream_t st) {
+    if (++calls == 6) throw std::runtime_error("launcher failed");
+    tr::fma_chain(a, b, c, 2, st);
+  };
+  EXPECT_THROW(pipe.run(in.data(), out.data(), n, failing), std::runtime_error);
+  EXPECT_EQ(calls, 6);
+  // Chunks issued before the failure were copied out in full.
+  std::vector<float> const ref = unchunked_chain(in, 2);
+  for (std::size_t i = 0; i < 5 * chunk; ++i) ASSERT_EQ(out[i], ref[i]) << "at " << i;
+  std::fill(out.begin(), out.end(), std::nanf(""));
+  pipe.run(in.data(), out.data(), n, [](float const* a, float* b, std::size_t c, cudaStream_t st) {
+    tr::fma_chain(a, b, c, 2, st);
+  });
+  EXPECT_EQ(bench::compare_exact(out, ref).status, bench::verdict::passed);
+}
+
 TEST(TransferKernels, GatherScatterPieces) {
   MEMLAB_REQUIRE_GPU();
   // 16-byte path (4096, 48) and the byte path (24: not a multiple of 16; odd stride).

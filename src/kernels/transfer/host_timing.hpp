@@ -6,8 +6,10 @@
 // to state::set_samples, which computes the median and noise. No harness types here.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "memlab/buffer.hpp"
@@ -34,6 +36,33 @@ sampling_policy policy_from(Timing const& t) {
   p.max_noise = t.max_noise;
   p.timeout_s = t.timeout_s;
   return p;
+}
+
+/// Caps the sampling of slow or inherently noisy measurements (pageable copies, both
+/// directions at once): at most `wall_s` seconds and at least `min_samples` samples.
+inline sampling_policy capped(sampling_policy p, double wall_s, int min_samples = 5) {
+  p.timeout_s = std::min(p.timeout_s, wall_s);
+  p.min_samples = std::min(p.min_samples, min_samples);
+  return p;
+}
+
+/// Runs body(begin, end) over [0, n) split across up to 8 host threads (fills and checks
+/// of 100 MiB+ host buffers would otherwise dominate an experiment's wall time).
+template <class Body>
+void host_parallel_for(std::size_t n, Body&& body) {
+  unsigned const hw = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  std::size_t const threads = n < (std::size_t{1} << 20) ? 1 : hw;
+  if (threads == 1) {
+    body(std::size_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  std::size_t const step = (n + threads - 1) / threads;
+  for (std::size_t t = 0; t < threads; ++t) {
+    std::size_t const b = std::min(n, t * step), e = std::min(n, b + step);
+    if (b < e) pool.emplace_back([&body, b, e] { body(b, e); });
+  }
+  for (auto& th : pool) th.join();
 }
 
 /// Calls `one_sample()` (returns milliseconds) under `p`; returns the samples.

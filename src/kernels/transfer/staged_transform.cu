@@ -1,7 +1,11 @@
 // The staged pipeline behind memlab::staged_transform (include/memlab/staged_transform.hpp).
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "memlab/staged_transform.hpp"
 
@@ -79,11 +83,51 @@ void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t 
   auto* out = static_cast<char*>(host_out);
   auto chunk_len = [&](std::size_t c) { return std::min(chunk_elems_, count - c * chunk_elems_); };
 
-  // Copies a finished chunk out of its staging slot into the caller's pageable output.
-  auto retire = [&](std::size_t c) {
-    std::size_t const slot = c % slots;
-    done_[slot].synchronize();
-    if (stage_out) std::memcpy(out + c * chunk_elems_ * out_bytes_, stage_out_[slot].data(), chunk_len(c) * out_bytes_);
+  // Pageable output: a second host thread copies finished chunks out of staging while this
+  // thread stages inputs and enqueues, so the two host copies run in parallel. `retired`
+  // counts chunks whose slot is free again (output copied out); `enqueued` counts chunks
+  // whose work, and so the slot's event, has been issued.
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t enqueued = 0, retired = 0;
+  bool stop = false;
+  std::exception_ptr worker_error;
+  std::thread worker;
+  if (stage_out) {
+    worker = std::thread([&] {
+      for (std::size_t c = 0; c < chunks; ++c) {
+        {
+          std::unique_lock<std::mutex> lk(m);
+          cv.wait(lk, [&] { return enqueued > c || stop; });
+          if (enqueued <= c) return;  // stopped before this chunk was issued
+        }
+        try {
+          std::size_t const slot = c % slots;
+          done_[slot].synchronize();
+          std::memcpy(out + c * chunk_elems_ * out_bytes_, stage_out_[slot].data(), chunk_len(c) * out_bytes_);
+        } catch (...) {
+          std::lock_guard<std::mutex> lk(m);
+          worker_error = std::current_exception();
+          stop = true;
+          cv.notify_all();
+          return;
+        }
+        {
+          std::lock_guard<std::mutex> lk(m);
+          retired = c + 1;
+        }
+        cv.notify_all();
+      }
+    });
+  }
+  auto finish_worker = [&] {
+    if (!worker.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lk(m);
+      stop = true;  // only matters when this thread gives up early; the worker drains what was issued
+    }
+    cv.notify_all();
+    worker.join();
   };
 
   try {
@@ -92,7 +136,15 @@ void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t 
       cudaStream_t const st = streams_[c % nstreams].get();
       std::size_t const len = chunk_len(c);
       // The slot (and its staging) is free once the chunk that used it two rounds ago is done.
-      if ((stage_in || stage_out) && c >= slots) retire(c - slots);
+      if (c >= slots) {
+        if (stage_out) {
+          std::unique_lock<std::mutex> lk(m);
+          cv.wait(lk, [&] { return retired > c - slots || worker_error; });
+          if (worker_error) break;
+        } else if (stage_in) {
+          done_[slot].synchronize();
+        }
+      }
 
       void const* src = in + c * chunk_elems_ * in_bytes_;
       if (stage_in) {
@@ -108,13 +160,26 @@ void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t 
                             : static_cast<void*>(out + c * chunk_elems_ * out_bytes_);
       MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst, d_out, len * out_bytes_, cudaMemcpyDeviceToHost, st));
       MEMLAB_CUDA_CHECK(cudaEventRecord(done_[slot].get(), st));
+      if (stage_out) {
+        {
+          std::lock_guard<std::mutex> lk(m);
+          enqueued = c + 1;
+        }
+        cv.notify_all();
+      }
     }
-    // Drain: the last `slots` chunks (fewer when there are fewer chunks), oldest first.
-    std::size_t const first_pending = chunks > slots ? chunks - slots : 0;
-    for (std::size_t c = first_pending; c < chunks; ++c) retire(c);
+    if (stage_out) {
+      // Wait for the worker to copy out every chunk (or to fail).
+      std::unique_lock<std::mutex> lk(m);
+      cv.wait(lk, [&] { return retired == chunks || worker_error; });
+    }
+    finish_worker();
+    if (worker_error) std::rethrow_exception(worker_error);
     for (auto& s : streams_) s.synchronize();
   } catch (...) {
-    // Enqueued copies still read and write the staging and the caller's buffers: wait first.
+    // Enqueued copies still read and write the staging and the caller's buffers: stop the
+    // worker after what was issued, and wait for the device, before unwinding.
+    finish_worker();
     wait_all();
     throw;
   }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/transfer/host_timing.hpp"
 #include "kernels/transfer/transfer_kernels.hpp"
 #include "memlab/error.hpp"
 
@@ -197,10 +198,12 @@ void fill_pattern_host(void* p, std::size_t bytes, std::uint64_t seed) {
   if (bytes == 0) return;
   MEMLAB_EXPECTS(p != nullptr, "null buffer");
   auto* b = static_cast<unsigned char*>(p);
-  for (std::size_t i = 0; i < bytes / 8; ++i) {
-    std::uint64_t const v = pattern_word(i, seed);
-    std::memcpy(b + 8 * i, &v, 8);
-  }
+  host_parallel_for(bytes / 8, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      std::uint64_t const v = pattern_word(i, seed);
+      std::memcpy(b + 8 * i, &v, 8);
+    }
+  });
 }
 
 void fill_pattern_device(void* p, std::size_t bytes, std::uint64_t seed, cudaStream_t stream) {
@@ -237,12 +240,16 @@ void fill_random_floats(float* p, std::size_t n, std::uint64_t seed) {
   if (n == 0) return;
   MEMLAB_EXPECTS(p != nullptr, "null buffer");
   std::uint64_t const s = seed ^ 0x2545F4914F6CDD1Dull;
-  for (std::size_t i = 0; i < n; i += 2) {
-    std::uint64_t const v = pattern_word(i / 2, s);
-    // 24 random bits per float: exactly representable values in [-1, 1).
-    p[i] = static_cast<float>(static_cast<std::int32_t>(v & 0xFFFFFFu) - 0x800000) * (1.0f / 8388608.0f);
-    if (i + 1 < n) p[i + 1] = static_cast<float>(static_cast<std::int32_t>((v >> 32) & 0xFFFFFFu) - 0x800000) * (1.0f / 8388608.0f);
-  }
+  // 24 random bits per float: exactly representable values in [-1, 1). Word k feeds floats 2k, 2k+1.
+  host_parallel_for((n + 1) / 2, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t k = lo; k < hi; ++k) {
+      std::uint64_t const v = pattern_word(k, s);
+      p[2 * k] = static_cast<float>(static_cast<std::int32_t>(v & 0xFFFFFFu) - 0x800000) * (1.0f / 8388608.0f);
+      if (2 * k + 1 < n)
+        p[2 * k + 1] =
+            static_cast<float>(static_cast<std::int32_t>((v >> 32) & 0xFFFFFFu) - 0x800000) * (1.0f / 8388608.0f);
+    }
+  });
 }
 
 }  // namespace memlab::transfer
