@@ -27,7 +27,7 @@ void header(std::ostream& md, json const& rec) {
   auto const& mem = obj(rec, "memlab");
   std::string gpu = str(dev, "name", "unknown GPU");
   md << "# memlab report: " << gpu << "\n\n";
-  if (rec.value("synthetic_fixture", false))
+  if (auto it = rec.find("synthetic_fixture"); it != rec.end() && it->is_boolean() && it->get<bool>())
     md << "> **Synthetic test fixture**: these numbers were made up to test the report; they were "
           "not measured.\n\n";
   if (!rec.contains("finished") || rec["finished"].is_null())

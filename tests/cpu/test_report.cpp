@@ -126,6 +126,8 @@ TEST(Report, OddlyShapedRecordsNeverThrow) {
   for (std::string const& text :
        {std::string(R"({"rows": []})"), std::string(R"({"device": null, "rows": [null, 3, "x", {}]})"),
         std::string(R"({"experiments": [{"id": 5}, "x", {"id": "a.b", "status": 7}], "rows": {"not": "a list"}})"),
+        std::string(R"({"synthetic_fixture": "yes", "format_version": "1", "memlab": [], "aborted": 3,
+                        "experiments": null, "rows": [{"experiment": "a.b", "skipped": true, "error": 5}]})"),
         std::string(R"({"device": {"name": 12}, "ceilings": 3, "timing": [], "finished": 0,
                         "rows": [{"experiment": "a.b", "params": [1, 2], "predicted": {"gbps": "x"},
                                   "extra": {"timeline": 5}, "verification": 3, "median_ms": "1"}]})")}) {
