@@ -316,8 +316,11 @@ run_summary run(run_options const& opt, run_record& record) {
   bool needs_ceiling = false;
   for (auto const* e : selected) needs_ceiling = needs_ceiling || e->needs_ceiling;
   if (needs_ceiling) {
-    if (auto const* c = reg.find("ceilings"); c && std::find(selected.begin(), selected.end(), c) == selected.end())
-      selected.insert(selected.begin(), c);
+    std::vector<experiment const*> ceilings;
+    for (auto const& e : reg.all())
+      if (e.family() == "ceilings" && std::find(selected.begin(), selected.end(), &e) == selected.end())
+        ceilings.push_back(&e);
+    selected.insert(selected.begin(), ceilings.begin(), ceilings.end());
   }
   // Validate every override and expand every point before any GPU work.
   for (auto const& o : opt.overrides) {

@@ -55,7 +55,10 @@ class run_context {
   timing_options timing_;
   bool quick_;
   std::uint64_t seed_;
-  memlab::stream stream_;
+  // A blocking stream: it synchronizes with the legacy default stream, so setup done
+  // with plain cudaMemcpy/cudaMemset (or fill_bytes() without a stream) is ordered
+  // before the launches an experiment issues on stream().
+  memlab::stream stream_{cudaStreamDefault};
   memlab::event start_, stop_;
   memlab::device_buffer<char> flush_;  ///< 2x L2, allocated once, memset before cold samples
 };

@@ -89,7 +89,9 @@ class state {
   std::uint64_t seed() const noexcept { return seed_; }  ///< fresh per point, reproducible per run seed
   bool quick() const noexcept;
   bool profile() const noexcept;
-  cudaStream_t stream() const noexcept;  ///< the stream timed launches run on
+  /// The stream timed launches run on. It is a blocking stream: work issued before on the
+  /// legacy default stream (cudaMemcpy, cudaMemset, buffer.fill_bytes()) completes first.
+  cudaStream_t stream() const noexcept;
   timing_options const& timing() const noexcept;
 
   // ---- declarations: GB/s, TFLOP/s and % of ceiling are derived from these ---

@@ -79,5 +79,5 @@ TEST(Registry, SelectsIdsAndFamiliesAndRejectsUnknownNames) {
   EXPECT_THROW(reg.select({"coalescing.nope"}), usage_error);
   auto def = reg.select({});
   EXPECT_FALSE(def.empty());
-  EXPECT_EQ(def.front()->id, "ceilings") << "ceilings run first";
+  EXPECT_EQ(def.front()->family(), "ceilings") << "ceilings run first";
 }
