@@ -16,9 +16,9 @@ using namespace memlab::bench;
 void d2d_memcpy(state& s) {
   std::size_t const bytes = static_cast<std::size_t>(s.get_int("mib")) << 20;
   std::size_t const n = bytes / sizeof(std::uint32_t);
+  device_buffer<std::uint32_t> src(n), dst(n);  // device first: an impossible size fails fast
   std::vector<std::uint32_t> host(n);
   fill_random(host, s.seed(), 0, 0xffffffffu);
-  device_buffer<std::uint32_t> src(n), dst(n);
   src.upload(host);
   dst.fill_bytes(0xFF);
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s.stream()));
@@ -73,7 +73,7 @@ registrar const copy_reg{[] {
   e.seed_ref = "(every bandwidth row is compared with it)";
   e.axes = {int_axis("mib", {512}, {256})};
   e.axes[0].min_value = 1;
-  e.axes[0].max_value = 1 << 16;
+  e.axes[0].max_value = 1 << 20;
   e.axes[0].description = "MiB copied";
   e.body = d2d_memcpy;
   return e;

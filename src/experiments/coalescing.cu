@@ -98,9 +98,9 @@ void vector_body(state& s) {
   int const unroll = static_cast<int>(s.get_int("unroll"));
   std::size_t const bytes = static_cast<std::size_t>(s.get_int("mib")) << 20;
   std::size_t const n = bytes / sizeof(float);
+  device_buffer<float> in(n), out(n);  // device first: an impossible size fails fast
   std::vector<float> host(n);
   fill_random(host, s.seed());
-  device_buffer<float> in(n), out(n);
   in.upload(host);
   out.fill_bytes(0xFF);
   vector_copy(out.data(), in.data(), bytes, access, unroll, s.stream());
@@ -157,7 +157,7 @@ registrar const vector_reg{[] {
   e.axes[0].allowed = {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}};
   e.axes[1].allowed = {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}, std::int64_t{8}};
   e.axes[2].min_value = 1;
-  e.axes[2].max_value = 1 << 16;
+  e.axes[2].max_value = 1 << 20;
   e.needs_ceiling = true;
   e.body = vector_body;
   return e;
