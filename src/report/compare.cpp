@@ -98,6 +98,12 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
   table << table_head;
   changed << table_head;
   int n_changed = 0;
+  struct per_exp {
+    int rows = 0, faster = 0, slower = 0, same = 0;
+    double log_sum = 0;
+  };
+  std::vector<std::string> exp_order;
+  std::map<std::string, per_exp> by_exp;
   int faster = 0, slower = 0, same = 0, incomparable = 0, newly_failed = 0;
   std::vector<std::string> regressions;
   for (auto const* ra : a.order) {
@@ -127,6 +133,15 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
       double r = *mb / *ma;
       double tol = std::max(opt.threshold, noise_factor * (na + nb));
       ratio = fmt(r);
+      std::string e = str(*ra, "experiment", "?");
+      if (!by_exp.count(e)) exp_order.push_back(e);
+      auto& pe = by_exp[e];
+      ++pe.rows;
+      pe.log_sum += std::log(r);
+      if (std::fabs(r - 1.0) <= tol)
+        ++pe.same;
+      else
+        ++(r < 1.0 ? pe.faster : pe.slower);
       if (std::fabs(r - 1.0) <= tol) {
         verdict = "same (within " + fmt(tol * 100.0) + "%)";
         ++same;
@@ -161,6 +176,16 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
   if (!regressions.empty()) {
     md << "## ❌ Regressions (" << regressions.size() << ")\n\n| experiment | variant | params | what |\n|---|---|---|---|\n";
     for (auto const& r : regressions) md << r << " |\n";
+    md << "\n";
+  }
+  if (!exp_order.empty()) {
+    md << "## By experiment\n\n| experiment | rows timed in both | geometric mean B/A time | faster | slower | same |\n"
+          "|---|--:|--:|--:|--:|--:|\n";
+    for (auto const& e : exp_order) {
+      auto const& pe = by_exp[e];
+      md << "| " << cell(e) << " | " << pe.rows << " | " << fmt(std::exp(pe.log_sum / pe.rows)) << " | " << pe.faster
+         << " | " << pe.slower << " | " << pe.same << " |\n";
+    }
     md << "\n";
   }
   if (matched == 0) {

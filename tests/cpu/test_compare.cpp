@@ -65,6 +65,8 @@ TEST(Compare, FasterWhenBeyondThresholdAndNoise) {
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(verdict_of(r.out).find("faster"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| 0.8 |"), std::string::npos) << "B/A ratio column: " << r.out;
+  // Per experiment: rows, geometric mean of B/A, and the verdict counts.
+  EXPECT_NE(r.out.find("| demo.copy | 1 | 0.8 | 1 | 0 | 0 |"), std::string::npos) << r.out;
 }
 
 TEST(Compare, SlowerBeyondThresholdIsARegression) {

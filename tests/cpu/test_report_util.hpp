@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 namespace memlab::test {
 
 /// A fresh folder under the system's temp dir, removed when the test ends.
@@ -16,8 +18,9 @@ class scratch_dir {
  public:
   scratch_dir() {
     auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    // The pid keeps concurrent runs of the test binary (several build folders) apart.
     std::string name = std::string("memlab_") + (info ? info->test_suite_name() : "t") + "_" +
-                       (info ? info->name() : "x");
+                       (info ? info->name() : "x") + "_" + std::to_string(::getpid());
     path_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
