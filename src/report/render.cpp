@@ -87,8 +87,12 @@ std::string verified_text(json const& r) {
     case row_state::failed: {
       auto const& v = obj(r, "verification");
       std::string s = "❌ **FAILED**";
-      if (auto e = num(v, "error")) {
-        s += " (" + str(v, "metric", "error") + " " + fmt(*e);
+      // The harness writes an infinite error (NaN in the output) as the string "inf".
+      std::string e_text = num(v, "error")                                   ? fmt(*num(v, "error"))
+                           : v.is_object() && v.contains("error") && v["error"].is_string() ? v["error"].get<std::string>()
+                                                                                             : "";
+      if (!e_text.empty()) {
+        s += " (" + str(v, "metric", "error") + " " + cell(e_text);
         if (auto tol = num(v, "tolerance")) s += " > " + fmt(*tol);
         s += ")";
       }
