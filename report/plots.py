@@ -477,7 +477,10 @@ def draw_timeline(rec, rows, hints, title):
 
 def draw_roofline(rec, rows, hints, title):
     pts = []
+    skip = tuple(hints.get("exclude_prefixes") or ())
     for r in rows:
+        if skip and str(r.get("experiment", "")).startswith(skip):
+            continue
         f, b, ms = num(r, "flops"), num(r, "bytes"), num(r, "median_ms")
         if timed(r) and f and b and f > 0 and b > 0 and ms > 0:
             pts.append((r.get("experiment", "?"), f / b, f / (ms * 1e-3) / 1e12, failed(r)))
@@ -489,7 +492,7 @@ def draw_roofline(rec, rows, hints, title):
     if bw is None:
         bw, bw_label = num(dev, "dram_peak_gbps"), "DRAM peak (datasheet)"
     peak = num(ce, "fp32_peak_tflops")
-    fig, ax = plt.subplots(figsize=(9, 5.5))
+    fig, ax = plt.subplots(figsize=(11, 5.5))
     exps = sorted({p[0] for p in pts})
     cmap = plt.get_cmap("tab20" if len(exps) > 10 else "tab10")
     markers = "os^vD<>pPhX*"

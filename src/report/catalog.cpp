@@ -324,12 +324,15 @@ std::vector<plot_spec> plan_plots(nlohmann::json const& record) {
          {{"experiment", e}, {"x", nlohmann::json::array()}, {"y", "auto"}, {"model", true}}});
   }
 
+  // Host-device rows are left out: their bytes cross PCIe, so the DRAM roof does not bound them.
   bool roof = false;
   for (auto const& r : arr(record, "rows"))
-    if (num(r, "flops").value_or(0) > 0 && num(r, "bytes").value_or(0) > 0 && num(r, "median_ms")) roof = true;
+    if (num(r, "flops").value_or(0) > 0 && num(r, "bytes").value_or(0) > 0 && num(r, "median_ms") &&
+        str(r, "experiment").rfind("transfer.", 0) != 0)
+      roof = true;
   if (roof)
-    plots.insert(plots.begin(), {"roofline.png", "Roofline: every kernel with declared flops and bytes",
-                                 "roofline", {""}, nlohmann::json::object()});
+    plots.insert(plots.begin(), {"roofline.png", "Roofline: every device kernel with declared flops and bytes",
+                                 "roofline", {""}, {{"exclude_prefixes", {"transfer."}}}});
   return plots;
 }
 
