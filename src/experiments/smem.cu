@@ -2,8 +2,8 @@
 // shared memory; bank conflicts of strided, wide, broadcast and multicast warp accesses.
 //
 // Model (kernels/smem/bank_stride.hpp): a warp request needs as many wavefronts as the
-// largest number of distinct 4-byte words any bank must deliver, summed over the phases a
-// wide access is split into (64-bit: 2 half-warps, 128-bit: 4 quarter-warps). For 32-bit
+// largest number of distinct 4-byte words any bank must deliver (128-bit requests: summed
+// over the two half-warps). For 32-bit
 // words this is seed 003's gcd rule, degree = gcd(stride, 32). When the kernel is bound by
 // the shared-memory pipe, time per warp request is proportional to wavefronts, so the
 // predicted slowdown against stride 1 is wavefronts(s) / wavefronts(1).
@@ -92,6 +92,7 @@ void reverse_body(state& s) {
   }
   s.compare_to_ceiling();
   s.set_extra("block", v == "static" ? smem::reverse_static_block : block);
+  s.set_extra("elements_per_thread", v == "carved" ? 1 : smem::reverse_items);
 }
 
 registrar const reverse_reg{[] {
@@ -161,9 +162,9 @@ void bank_point(state& s, int elem_bytes, int stride, int group) {
   double const base = baseline_ms(s, b, elem_bytes, iters);
   int const wavefronts = smem::bank_wavefronts(elem_bytes, stride, group);
   int const base_wavefronts = smem::bank_wavefronts(elem_bytes, 1, 1);
-  int const phases = elem_bytes <= 4 ? 1 : elem_bytes / 4;
+  // n-way conflict: wavefronts beyond the minimum a request of this width needs.
   nlohmann::json p = {{"wavefronts", wavefronts},
-                      {"conflict_degree", static_cast<double>(wavefronts) / phases},
+                      {"conflict_degree", static_cast<double>(wavefronts) / base_wavefronts},
                       {"slowdown_vs_stride1", static_cast<double>(wavefronts) / base_wavefronts}};
   if (elem_bytes == 4 && group == 1) p["gcd_rule_degree"] = smem::gcd_rule_degree(stride);
   s.set_predicted(p);

@@ -151,8 +151,10 @@ TEST(SmemBankStride, ModelMatchesTheGcdRuleAndCountsPhases) {
     if (s % 2 == 1) EXPECT_EQ(memlab::smem::bank_wavefronts(4, s), 1) << "odd strides are conflict-free";
   }
   EXPECT_EQ(memlab::smem::bank_wavefronts(4, 0), 1);    // broadcast
-  EXPECT_EQ(memlab::smem::bank_wavefronts(8, 2), 4);    // 2 half-warps, each 2-way
-  EXPECT_EQ(memlab::smem::bank_wavefronts(16, 2), 8);   // 4 quarter-warps, each 2-way
+  EXPECT_EQ(memlab::smem::bank_wavefronts(8, 2), 4);    // lanes 8 apart share banks: 4 words per bank
+  EXPECT_EQ(memlab::smem::bank_wavefronts(16, 2), 8);   // 2 half-warps, each 4 wavefronts
+  EXPECT_EQ(memlab::smem::bank_wavefronts(8, 0), 1);    // 64-bit broadcast: one pass (measured on H200)
+  EXPECT_EQ(memlab::smem::bank_wavefronts(16, 0), 2);   // 128-bit broadcast: one pass per half-warp
   EXPECT_EQ(memlab::smem::bank_wavefronts(2, 2), 1);    // 16-bit stride 2: one word per lane
   EXPECT_EQ(memlab::smem::bank_wavefronts(2, 64), 32);  // 16-bit stride 64: 32 words in bank 0
 }

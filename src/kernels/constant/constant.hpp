@@ -25,16 +25,18 @@ void set_conv_filter(float const* host_filter, int taps);
 void conv1d(filter_source src, float const* in, float* out, float const* filter, std::int64_t n, int taps,
             cudaStream_t stream);
 
-/// Words in the table the serialization microbenchmark reads (8 KB, well inside the 64 KB bank).
-inline constexpr int table_words = 2048;
+/// Words in the table the serialization microbenchmark reads: 1 KB, so that it stays in the
+/// SM's small first-level constant cache (a first try cycling over 8 KB ran 6x slower even
+/// with one address per warp: misses, not serialization).
+inline constexpr int table_words = 256;
 void set_table(float const* host_table);  ///< table_words floats into __constant__
 enum class table_source { constant, global_ldg };
-/// Lane l of every warp reads table[(l % distinct) + 64 * (it % 32)] for it = 0..iters-1 and
+/// Lane l of every warp reads table[(l % distinct) + 32 * (it % 8)] for it = 0..iters-1 and
 /// writes the sum to out[thread]: `distinct` different addresses per warp request.
 void table_reads(table_source src, float const* table, float* out, int distinct, int iters, int grid,
                  cudaStream_t stream);
 inline constexpr int table_block = 256;
 inline constexpr int table_unroll = 8;
-__host__ __device__ constexpr int table_index(int lane, int distinct, int it) { return lane % distinct + 64 * (it % 32); }
+__host__ __device__ constexpr int table_index(int lane, int distinct, int it) { return lane % distinct + 32 * (it % 8); }
 
 }  // namespace memlab::constant

@@ -2,9 +2,11 @@
 // Shared-memory bank conflicts (seed 003). Shared memory is 32 banks of 4-byte words; a warp
 // request is served in "wavefronts", each able to deliver one word per bank (any number of
 // lanes may share a word: broadcast/multicast). A request whose lanes touch k distinct words
-// in one bank needs k wavefronts. Accesses wider than 32 bits are split into phases first:
-// 64-bit requests into two half-warps, 128-bit requests into four quarter-warps (each phase
-// moves at most 128 bytes), and the phases' wavefronts add up.
+// in one bank needs k wavefronts. 8-, 16-, 32- and 64-bit requests are counted over the whole
+// warp; 128-bit requests over each half-warp, and the halves' wavefronts add up. (The usual
+// description splits 64-bit requests into half-warps and 128-bit ones into quarter-warps;
+// that gives the same count for every pattern except broadcasts, where the H200 measured
+// 1 wavefront for a 64-bit and 2 for a 128-bit broadcast: the whole-warp/half-warp rule.)
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -19,10 +21,10 @@ __host__ __device__ constexpr int bank_element_index(int lane, int stride, int g
 /// elem_bytes is 1, 2, 4, 8 or 16.
 __host__ __device__ constexpr int bank_wavefronts(int elem_bytes, int stride, int group = 1) {
   int const words_per_elem = elem_bytes < 4 ? 1 : elem_bytes / 4;
-  int const lanes_per_phase = elem_bytes <= 4 ? 32 : 128 / elem_bytes;
+  int const lanes_per_phase = elem_bytes <= 8 ? 32 : 16;
   int total = 0;
   for (int phase = 0; phase < 32 / lanes_per_phase; ++phase) {
-    std::int64_t words[32] = {};  // at most 32 words per phase (128 bytes)
+    std::int64_t words[64] = {};  // at most 64 words per phase (32 lanes x 64 bits, 16 x 128)
     int count = 0;
     for (int l = phase * lanes_per_phase; l < (phase + 1) * lanes_per_phase; ++l) {
       std::int64_t const byte = static_cast<std::int64_t>(bank_element_index(l, stride, group)) * elem_bytes;
@@ -64,7 +66,9 @@ __host__ __device__ constexpr bool gcd_rule_matches_model() {
 static_assert(gcd_rule_matches_model(), "the bank model must reproduce the gcd rule for 32-bit strides");
 static_assert(bank_wavefronts(1, 1) == 1 && bank_wavefronts(2, 1) == 1, "bytes and halves of one word share it");
 static_assert(bank_wavefronts(1, 8) == 2, "8-bit stride 8: lanes 16 apart hit the same bank, different words");
-static_assert(bank_wavefronts(8, 1) == 2 && bank_wavefronts(16, 1) == 4, "wide accesses: one wavefront per phase");
+static_assert(bank_wavefronts(8, 1) == 2 && bank_wavefronts(16, 1) == 4, "wide accesses: 128 bytes per wavefront");
+static_assert(bank_wavefronts(8, 0) == 1 && bank_wavefronts(16, 0) == 2, "wide broadcasts: one pass per half-warp at 128 bits");
+static_assert(bank_wavefronts(8, 2) == 4 && bank_wavefronts(16, 2) == 8, "wide strides");
 static_assert(bank_wavefronts(4, 32, 32) == 1, "broadcast: one word for the whole warp");
 static_assert(bank_wavefronts(4, 32, 2) == 16, "pairs share a word: 16 distinct words in bank 0");
 

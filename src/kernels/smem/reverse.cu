@@ -4,35 +4,49 @@
 namespace memlab::smem {
 namespace {
 
-// Block b owns input elements [b*B, b*B+len) and writes them, mirrored, to the output
-// positions [n - b*B - len, n - b*B): thread t stores the element thread len-1-t loaded.
+// Block b owns the tile of input elements [b*T, b*T+len) (T elements per tile) and writes it,
+// mirrored, to the output positions [n - b*T - len, n - b*T): output slot k of the tile gets
+// tile element len-1-k, which another thread loaded.
 struct tile {
   std::int64_t first;  // first input element of the block
   int len;             // elements in this block's tile (short in the last block)
 };
-__device__ inline tile block_tile(std::int64_t n, int block) {
-  std::int64_t const first = static_cast<std::int64_t>(blockIdx.x) * block;
+__device__ inline tile block_tile(std::int64_t n, int tile_elems) {
+  std::int64_t const first = static_cast<std::int64_t>(blockIdx.x) * tile_elems;
   std::int64_t const rest = n - first;
-  return {first, static_cast<int>(rest < block ? rest : block)};
+  return {first, static_cast<int>(rest < tile_elems ? rest : tile_elems)};
 }
-__device__ inline std::int64_t mirrored_out(std::int64_t n, tile t, int thread) { return n - t.first - t.len + thread; }
+__device__ inline std::int64_t mirrored_out(std::int64_t n, tile t, int slot) { return n - t.first - t.len + slot; }
 
-__global__ void reverse_static_kernel(int const* __restrict__ in, int* __restrict__ out, std::int64_t n) {
-  __shared__ int s[reverse_static_block];
-  tile const t = block_tile(n, reverse_static_block);
+// Thread t moves tile elements t, t + B, t + 2B, ...: each of its loads and stores is part
+// of a coalesced warp access, and the mirrored shared reads walk down consecutive words
+// (conflict-free).
+__device__ __forceinline__ void reverse_tile(int const* __restrict__ in, int* __restrict__ out, std::int64_t n,
+                                             int* s, int threads) {
+  tile const t = block_tile(n, threads * reverse_items);
   int const i = static_cast<int>(threadIdx.x);
-  if (i < t.len) s[i] = in[t.first + i];
+#pragma unroll
+  for (int j = 0; j < reverse_items; ++j) {
+    int const k = i + j * threads;
+    if (k < t.len) s[k] = in[t.first + k];
+  }
   __syncthreads();
-  if (i < t.len) out[mirrored_out(n, t, i)] = s[t.len - 1 - i];
+#pragma unroll
+  for (int j = 0; j < reverse_items; ++j) {
+    int const k = i + j * threads;
+    if (k < t.len) out[mirrored_out(n, t, k)] = s[t.len - 1 - k];
+  }
+}
+
+__global__ void __launch_bounds__(reverse_static_block) reverse_static_kernel(int const* __restrict__ in,
+                                                                              int* __restrict__ out, std::int64_t n) {
+  __shared__ int s[reverse_static_block * reverse_items];
+  reverse_tile(in, out, n, s, reverse_static_block);
 }
 
 __global__ void reverse_dynamic_kernel(int const* __restrict__ in, int* __restrict__ out, std::int64_t n) {
   extern __shared__ int dyn[];
-  tile const t = block_tile(n, static_cast<int>(blockDim.x));
-  int const i = static_cast<int>(threadIdx.x);
-  if (i < t.len) dyn[i] = in[t.first + i];
-  __syncthreads();
-  if (i < t.len) out[mirrored_out(n, t, i)] = dyn[t.len - 1 - i];
+  reverse_tile(in, out, n, dyn, static_cast<int>(blockDim.x));
 }
 
 __global__ void reverse_carved_kernel(char const* __restrict__ in_c, int const* __restrict__ in_i,
@@ -74,14 +88,16 @@ void check_args(std::int64_t n, int block) {
 void reverse_static(int const* in, int* out, std::int64_t n, cudaStream_t stream) {
   check_args(n, reverse_static_block);
   if (n == 0) return;
-  reverse_static_kernel<<<blocks_for(n, reverse_static_block), reverse_static_block, 0, stream>>>(in, out, n);
+  reverse_static_kernel<<<blocks_for(n, reverse_static_block * reverse_items), reverse_static_block, 0, stream>>>(
+      in, out, n);
   MEMLAB_CHECK_LAUNCH();
 }
 
 void reverse_dynamic(int const* in, int* out, std::int64_t n, int block, cudaStream_t stream) {
   check_args(n, block);
   if (n == 0) return;
-  reverse_dynamic_kernel<<<blocks_for(n, block), block, block * sizeof(int), stream>>>(in, out, n);
+  reverse_dynamic_kernel<<<blocks_for(n, block * reverse_items), block, block * reverse_items * sizeof(int),
+                           stream>>>(in, out, n);
   MEMLAB_CHECK_LAUNCH();
 }
 
