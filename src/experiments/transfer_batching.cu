@@ -6,8 +6,9 @@
 // Setup: N pieces, contiguous in pinned host memory, scattered on the device (stride =
 // 2 x piece, so they are not contiguous there). `separate` issues N cudaMemcpyAsync calls;
 // `packed` issues one copy plus a device kernel that scatters (h2d) or gathers (d2h) the
-// pieces, both inside the timed region. Model: separate ~ N x (t_call + piece / BW),
-// packed ~ t_call + N x piece / BW + t_kernel, so the fixed cost per call is paid once.
+// pieces, both inside the timed region. Model: separate ~ t(1) + (N - 1) x t_call with
+// t_call = t(2) - t(1) (fixed cost per call + piece / BW); packed ~ t(1) + N x piece / BW
+// + t_kernel, so the fixed cost per call is paid once.
 #include <cstring>
 #include <map>
 #include <string>
@@ -103,11 +104,14 @@ void batching_body(state& s) {
   std::string const key = dir + "|" + std::to_string(piece);
   auto& cache = separate_medians();
   if (!packed) {
-    if (n == 1 && s.result().median_ms) cache[key] = *s.result().median_ms;
-    if (auto it = cache.find(key); it != cache.end())
-      s.set_predicted({{"ms", static_cast<double>(n) * it->second},
-                       {"basis", "N x the measured time of one piece (each call pays its fixed cost)"}});
     if (s.result().median_ms) cache[key + "|" + std::to_string(n)] = *s.result().median_ms;
+    // Linear in N, fitted on N = 1 and N = 2: t(1) carries the one-off cost of a timed
+    // launch, t(2) - t(1) is what each further cudaMemcpyAsync adds.
+    auto t1 = cache.find(key + "|1"), t2 = cache.find(key + "|2");
+    if (t1 != cache.end() && t2 != cache.end())
+      s.set_predicted({{"ms", t1->second + static_cast<double>(n - 1) * (t2->second - t1->second)},
+                       {"per_call_ms", t2->second - t1->second},
+                       {"basis", "t(1) + (N - 1) x (t(2) - t(1)): every call pays a fixed cost"}});
   } else if (auto it = cache.find(key + "|" + std::to_string(n)); it != cache.end()) {
     s.set_peer("separate", it->second);  // ratio_to_peer = separate time / packed time
   }

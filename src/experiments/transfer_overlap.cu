@@ -366,11 +366,12 @@ void overlap_body(state& s) {
     // streams each holding one chunk's device buffers, at least tsum/S (1 stream: all serial).
     double const host = pageable ? std::max(t.host_in, t.host_out) : 0.0;
     double const sum_all = tsum + (pageable ? t.host_in + t.host_out : 0.0);
-    double const busy = std::max({tE, copy_busy, host, sum_all / nstreams});
+    // The host copies run on their own threads, so the stream limit covers the device stages only.
+    double const busy = std::max({tE, copy_busy, host, tsum / nstreams});
     double const model = sum_all / k + (k - 1) / k * busy;
     double const duplex_bound = std::max({tE, copy_busy, host});
     s.set_predicted({{"ms", model}, {"bound_ms", bound}, {"duplex_bound_ms", duplex_bound}, {"chunks", k},
-                     {"basis", "tsum/K + (K-1)/K x max(tE, both copies at once, host staging, tsum/S)"}});
+                     {"basis", "sum/K + (K-1)/K x max(tE, both copies at once, each host staging copy, device tsum/S)"}});
     s.set_peer("slowest_stage_bound", bound);  // ratio_to_peer = bound / time = fraction of the bound reached
     if (auto m = s.result().median_ms) {
       s.set_extra("fraction_of_duplex_bound", duplex_bound / *m);
