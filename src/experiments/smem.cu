@@ -7,6 +7,7 @@
 // words this is seed 003's gcd rule, degree = gcd(stride, 32). When the kernel is bound by
 // the shared-memory pipe, time per warp request is proportional to wavefronts, so the
 // predicted slowdown against stride 1 is wavefronts(s) / wavefronts(1).
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -162,9 +163,10 @@ void bank_point(state& s, int elem_bytes, int stride, int group) {
   double const base = baseline_ms(s, b, elem_bytes, iters);
   int const wavefronts = smem::bank_wavefronts(elem_bytes, stride, group);
   int const base_wavefronts = smem::bank_wavefronts(elem_bytes, 1, 1);
-  // n-way conflict: wavefronts beyond the minimum a request of this width needs.
+  // n-way conflict: wavefronts against the stride-1 request of this width (a wide broadcast
+  // needs fewer than stride 1, which is no conflict: degree 1, slowdown below 1).
   nlohmann::json p = {{"wavefronts", wavefronts},
-                      {"conflict_degree", static_cast<double>(wavefronts) / base_wavefronts},
+                      {"conflict_degree", std::max(1.0, static_cast<double>(wavefronts) / base_wavefronts)},
                       {"slowdown_vs_stride1", static_cast<double>(wavefronts) / base_wavefronts}};
   if (elem_bytes == 4 && group == 1) p["gcd_rule_degree"] = smem::gcd_rule_degree(stride);
   s.set_predicted(p);

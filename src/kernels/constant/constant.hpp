@@ -28,7 +28,8 @@ void conv1d(filter_source src, float const* in, float* out, float const* filter,
 /// Words in the table the serialization microbenchmark reads: 1 KB, so that it stays in the
 /// SM's small first-level constant cache (a first try cycling over 8 KB ran 6x slower even
 /// with one address per warp: misses, not serialization).
-inline constexpr int table_words = 256;
+inline constexpr int table_rows = 8;  ///< rows of 32 words; a power of two
+inline constexpr int table_words = 32 * table_rows;
 void set_table(float const* host_table);  ///< table_words floats into __constant__
 enum class table_source { constant, global_ldg };
 /// Lane l of every warp reads table[(l % distinct) + 32 * (it % 8)] for it = 0..iters-1 and
@@ -37,6 +38,8 @@ void table_reads(table_source src, float const* table, float* out, int distinct,
                  cudaStream_t stream);
 inline constexpr int table_block = 256;
 inline constexpr int table_unroll = 8;
-__host__ __device__ constexpr int table_index(int lane, int distinct, int it) { return lane % distinct + 32 * (it % 8); }
+__host__ __device__ constexpr int table_index(int lane, int distinct, int it) {
+  return lane % distinct + 32 * (it % table_rows);
+}
 
 }  // namespace memlab::constant
