@@ -65,7 +65,9 @@ void copy_compute_body(state& s) {
   cfg.aligned_hint = s.get_int("aligned") != 0;
   cfg.fmas = static_cast<int>(s.get_int("fmas"));
   cfg.block_threads = 256;
-  if (cfg.method == copy_method::plain && cfg.aligned_hint)
+  // The plain copy goes through registers and has no hint: copy_compute runs it whatever
+  // `aligned` says (it is the baseline); copy_alignment skips the duplicate row.
+  if (cfg.method == copy_method::plain && cfg.aligned_hint && s.exp().id == "async.copy_alignment")
     s.skip("plain copies through registers: there is no alignment hint to give");
   if (cfg.method == copy_method::bulk_copy && !cfg.aligned_hint)
     s.skip("cp.async.bulk always needs 16-byte alignment: no unhinted form");
@@ -106,7 +108,9 @@ void copy_compute_body(state& s) {
 
 void entanglement_body(state& s) {
   async::entanglement_config cfg;
-  cfg.op = s.variant() == "arrive_on" ? async::entangled_op::arrive_on : async::entangled_op::commit_wait;
+  std::string const& v = s.variant();
+  cfg.op = v.rfind("arrive_on", 0) == 0 ? async::entangled_op::arrive_on : async::entangled_op::commit_wait;
+  cfg.reconverge = v.size() > 9 && v.compare(v.size() - 9, 9, "_syncwarp") == 0;
   if (cfg.op == async::entangled_op::arrive_on) s.require_cc(90, "mbarrier arrive-on with try_wait");
   else s.require_cc(80, "cp.async");
   cfg.split = static_cast<int>(s.get_int("split"));
@@ -132,11 +136,12 @@ void entanglement_body(state& s) {
   // sequence per step (and applies `split` arrive-on updates), so wait_group(S-1) leaves
   // only the newest S-1 warp batches pending: floor((S-1)/split) of the worst lane's own
   // steps stay in flight, none once split >= S.
-  nlohmann::json p = {{"warp_batches_per_step", cfg.split}};
+  nlohmann::json p = nlohmann::json::object();
+  int const groups = cfg.reconverge ? 1 : cfg.split;  // reconverged: one commit per warp
   if (cfg.op == async::entangled_op::commit_wait)
-    p["steps_in_flight_worst_lane"] = (async::commit_wait_stages - 1) / cfg.split;
+    p["steps_in_flight_worst_lane"] = (async::commit_wait_stages - 1) / groups;
   else
-    p["barrier_updates_per_warp_per_step"] = cfg.split;
+    p["barrier_updates_per_warp_per_step"] = groups;
   s.set_predicted(p);
   s.set_extra("grid_blocks", cfg.grid_blocks);
 }
@@ -176,7 +181,7 @@ registrar const alignment_reg{[] {
             int_axis("aligned", {0, 1}),
             int_axis("fmas", {0}),
             int_axis("blocks_per_sm", {2, 8}, {8}),
-            int_axis("mib", {64}, {16})};
+            int_axis("mib", {128}, {16})};
   e.axes[1].allowed = {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}};
   e.axes[2].allowed = {std::int64_t{0}, std::int64_t{1}};
   e.axes[3].min_value = 0;
@@ -195,7 +200,8 @@ registrar const entanglement_reg{[] {
   e.id = "async.warp_entanglement";
   e.description = "cp.async commit / arrive-on from converged warps vs lanes split into 2..32 divergent groups";
   e.seed_ref = "002 §6.3-6.6";
-  e.axes = {variant_axis({"commit_wait", "arrive_on"}),
+  e.axes = {variant_axis({"commit_wait", "commit_wait_syncwarp", "arrive_on", "arrive_on_syncwarp"},
+                         {"commit_wait", "commit_wait_syncwarp"}),
             int_axis("split", {1, 2, 4, 8, 16, 32}, {1, 32}),
             int_axis("fmas", {16}),
             int_axis("blocks_per_sm", {2}),

@@ -172,15 +172,16 @@ TEST(AsyncCopyCompute, OccupancyAndSharedMemory) {
   EXPECT_EQ(first_mismatch(out.download(), async::reference::copy_compute(n, 16, 1024, 0, 5)), -1);
 }
 
-class AsyncEntanglement : public ::testing::TestWithParam<std::tuple<async::entangled_op, int>> {};
+class AsyncEntanglement : public ::testing::TestWithParam<std::tuple<async::entangled_op, int, bool>> {};
 
 TEST_P(AsyncEntanglement, MatchesHostReference) {
   MEMLAB_REQUIRE_GPU();
-  auto const [op, split] = GetParam();
+  auto const [op, split, reconverge] = GetParam();
   if (device_cc() < (op == async::entangled_op::arrive_on ? 90 : 80)) GTEST_SKIP() << "needs a newer GPU";
   async::entanglement_config cfg;
   cfg.op = op;
   cfg.split = split;
+  cfg.reconverge = reconverge;
   cfg.fmas = 3;
   cfg.block_threads = 64;
   cfg.grid_blocks = 2;  // 128 threads: many trips each, the last one partial
@@ -194,18 +195,19 @@ TEST_P(AsyncEntanglement, MatchesHostReference) {
     async::warp_entanglement(cfg, out.data(), in.data(), n);
     MEMLAB_EXPECT_LAUNCH_OK();
     ASSERT_EQ(first_mismatch(out.download(), async::reference::entanglement(n, 3, seed)), -1)
-        << "split=" << split << " n=" << n;
+        << "split=" << split << " reconverge=" << reconverge << " n=" << n;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Splits, AsyncEntanglement,
                          ::testing::Combine(::testing::Values(async::entangled_op::commit_wait,
                                                               async::entangled_op::arrive_on),
-                                            ::testing::Values(1, 3, 32)),
+                                            ::testing::Values(1, 3, 32), ::testing::Bool()),
                          [](auto const& info) {
                            return std::string(std::get<0>(info.param) == async::entangled_op::commit_wait ? "commit_wait"
                                                                                                           : "arrive_on") +
-                                  "_split" + std::to_string(std::get<1>(info.param));
+                                  "_split" + std::to_string(std::get<1>(info.param)) +
+                                  (std::get<2>(info.param) ? "_syncwarp" : "");
                          });
 
 TEST(AsyncEntanglementArgs, RejectsBadArguments) {

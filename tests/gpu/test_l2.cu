@@ -29,11 +29,14 @@ std::size_t limit_now() {
 }
 
 /// Runs `launch` once on fresh data and checks every streaming element.
+/// The fill runs on `st`, the stream `launch` uses: a non-blocking stream does not wait
+/// for the legacy default stream.
 template <class Launch>
 void check_once(std::size_t ns, std::size_t np, std::uint64_t seed, Launch const& launch,
-                device_buffer<std::uint32_t>& streaming, device_buffer<std::uint32_t>& persistent) {
-  l2::fill_hashed(persistent.data(), np, seed + 1);
-  l2::fill_hashed(streaming.data(), ns, seed);
+                device_buffer<std::uint32_t>& streaming, device_buffer<std::uint32_t>& persistent,
+                cudaStream_t st = nullptr) {
+  l2::fill_hashed(persistent.data(), np, seed + 1, st);
+  l2::fill_hashed(streaming.data(), ns, seed, st);
   launch();
   MEMLAB_EXPECT_LAUNCH_OK();
   auto const got = streaming.download();
@@ -78,7 +81,7 @@ TEST(L2SlidingWindow, StreamWindowMatchesHostAndIsRestored) {
       ASSERT_EQ(cudaSuccess, cudaStreamGetAttribute(st, cudaStreamAttributeAccessPolicyWindow, &v));
       EXPECT_EQ(v.accessPolicyWindow.num_bytes, np * 4);
       EXPECT_FLOAT_EQ(v.accessPolicyWindow.hitRatio, 0.6f);
-      check_once(ns, np, 9 + ns, [&] { l2::sliding_window(s.data(), ns, p.data(), np, st); }, s, p);
+      check_once(ns, np, 9 + ns, [&] { l2::sliding_window(s.data(), ns, p.data(), np, st); }, s, p, st);
     }
     cudaStreamAttrValue v{};
     ASSERT_EQ(cudaSuccess, cudaStreamGetAttribute(st, cudaStreamAttributeAccessPolicyWindow, &v));
@@ -101,10 +104,10 @@ TEST(L2SlidingWindow, GraphNodeWindowMatchesHost) {
     EXPECT_EQ(w.num_bytes, np * 4);
     EXPECT_EQ(w.base_ptr, static_cast<void*>(p.data()));
     EXPECT_EQ(w.hitProp, cudaAccessPropertyPersisting);
-    check_once(ns, np, 13 + ns, [&] { g.launch(st); }, s, p);
+    check_once(ns, np, 13 + ns, [&] { g.launch(st); }, s, p, st);
     l2::sliding_window_graph plain(s.data(), ns, p.data(), np, std::nullopt);
     EXPECT_EQ(plain.node_window().num_bytes, 0u);
-    check_once(ns, np, 17 + ns, [&] { plain.launch(st); }, s, p);
+    check_once(ns, np, 17 + ns, [&] { plain.launch(st); }, s, p, st);
   }
   l2::reset_persisting_lines();
 }

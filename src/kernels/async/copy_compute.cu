@@ -133,18 +133,19 @@ __global__ void pipeline_kernel(T* __restrict__ out, T const* __restrict__ in, s
   auto pipe = cuda::make_pipeline(block, &state);
   std::size_t const B = blockDim.x;
   std::size_t const batches = batches_of_block(n);
+  // Only real batches are committed: a stage committed past the end would never be
+  // waited on, leaving its barrier phase pending at exit (synccheck: missing wait).
   auto issue = [&](std::size_t k) {
+    if (k >= batches) return;  // block-uniform
     pipe.producer_acquire();
-    if (k < batches) {
-      batch const b = batch_of(k, n);
-      T* dst = stage + (k % Stages) * B;
-      std::size_t const bytes = sizeof(T) * b.count;
-      if (Aligned && b.count == static_cast<int>(B))
-        cuda::memcpy_async(block, dst, in + b.base, cuda::aligned_size_t<16>(bytes), pipe);
-      else
-        cuda::memcpy_async(block, dst, in + b.base, bytes, pipe);
-    }
-    pipe.producer_commit();  // an empty batch past the end keeps the stage count uniform
+    batch const b = batch_of(k, n);
+    T* dst = stage + (k % Stages) * B;
+    std::size_t const bytes = sizeof(T) * b.count;
+    if (Aligned && b.count == static_cast<int>(B))
+      cuda::memcpy_async(block, dst, in + b.base, cuda::aligned_size_t<16>(bytes), pipe);
+    else
+      cuda::memcpy_async(block, dst, in + b.base, bytes, pipe);
+    pipe.producer_commit();
   };
   for (int s = 0; s < Stages; ++s) issue(s);
   for (std::size_t k = 0; k < batches; ++k) {

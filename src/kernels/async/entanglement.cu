@@ -29,34 +29,42 @@ __device__ __forceinline__ std::size_t global_thread() {
 __device__ __forceinline__ std::size_t grid_threads() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
 
 __global__ void commit_wait_kernel(float4* __restrict__ out, float4 const* __restrict__ in, std::size_t n, int split,
-                                   int fmas) {
+                                   bool reconverge, int fmas) {
   constexpr int S = commit_wait_stages;
   extern __shared__ __align__(16) float4 slots[];  // S x blockDim.x, each thread owns a column
   std::size_t const g = global_thread(), T = grid_threads();
-  std::size_t const mine = g < n ? (n - g + T - 1) / T : 0;
+  // Trips are counted from the warp's first lane so the whole warp loops together
+  // (__syncwarp below needs every lane); lanes past the end issue empty batches.
+  std::size_t const lane0 = g - threadIdx.x % 32;
+  std::size_t const trips = lane0 < n ? (n - lane0 + T - 1) / T : 0;
   int const group = static_cast<int>(threadIdx.x % 32) % split;
   auto slot = [&](std::size_t k) { return &slots[(k % S) * blockDim.x + threadIdx.x]; };
   auto issue = [&](std::size_t k) {
+    bool const valid = k < trips && g + k * T < n;
     for (int q = 0; q < split; ++q) {
       if (group == q) {
-        if (k < mine) detail::cp_async_16(slot(k), in + g + k * T);
-        detail::cp_async_commit();  // one batch per call: empty past the end
+        if (valid) detail::cp_async_16(slot(k), in + g + k * T);
+        if (!reconverge) detail::cp_async_commit();  // one batch per call: empty past the end
       }
+    }
+    if (reconverge) {
+      __syncwarp();
+      detail::cp_async_commit();
     }
   };
   for (int s = 0; s + 1 < S; ++s) issue(s);
-  for (std::size_t k = 0; k < mine; ++k) {
+  for (std::size_t k = 0; k < trips; ++k) {
     issue(k + S - 1);
     // Waits for all but the S-1 newest batches: this thread's batch k, if the batch
     // sequence is this thread's own. Entangled, the newest batches are the warp's.
     detail::cp_async_wait_prior<S - 1>();
-    out[g + k * T] = chain4(*slot(k), fmas);
+    if (g + k * T < n) out[g + k * T] = chain4(*slot(k), fmas);
   }
   detail::cp_async_wait_prior<0>();
 }
 
 __global__ void arrive_on_kernel(float4* __restrict__ out, float4 const* __restrict__ in, std::size_t n, int split,
-                                 int fmas) {
+                                 bool reconverge, int fmas) {
   extern __shared__ __align__(16) float4 slots[];  // 2 x blockDim.x
   __shared__ alignas(8) std::uint64_t bars[2];
   if (threadIdx.x == 0) {
@@ -75,8 +83,12 @@ __global__ void arrive_on_kernel(float4* __restrict__ out, float4 const* __restr
         std::size_t const i = g + k * T;
         if (i < n) detail::cp_async_16(slot(k), in + i);
         // Every thread arrives once per phase, after its own copy lands.
-        detail::cp_async_arrive_noinc(&bars[k % 2]);
+        if (!reconverge) detail::cp_async_arrive_noinc(&bars[k % 2]);
       }
+    }
+    if (reconverge) {
+      __syncwarp();
+      detail::cp_async_arrive_noinc(&bars[k % 2]);
     }
   };
   if (trips > 0) issue(0);
@@ -127,9 +139,9 @@ void warp_entanglement(entanglement_config const& cfg, float* out, float const* 
     if (smem > 48 * 1024)
       MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(commit_wait_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(smem)));
-    commit_wait_kernel<<<static_cast<unsigned>(grid), cfg.block_threads, smem, stream>>>(o, i, n, cfg.split, cfg.fmas);
+    commit_wait_kernel<<<static_cast<unsigned>(grid), cfg.block_threads, smem, stream>>>(o, i, n, cfg.split, cfg.reconverge, cfg.fmas);
   } else {
-    arrive_on_kernel<<<static_cast<unsigned>(grid), cfg.block_threads, smem, stream>>>(o, i, n, cfg.split, cfg.fmas);
+    arrive_on_kernel<<<static_cast<unsigned>(grid), cfg.block_threads, smem, stream>>>(o, i, n, cfg.split, cfg.reconverge, cfg.fmas);
   }
   MEMLAB_CHECK_LAUNCH();
 }

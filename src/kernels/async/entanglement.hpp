@@ -19,6 +19,10 @@ struct entanglement_config {
   /// The warp issues its copies and commits (or arrive-ons) in `split` divergent groups of
   /// lanes (lane % split): 1 keeps the warp converged, 32 makes every lane issue alone.
   int split = 1;
+  /// The seed's remedy: the copies stay divergent, but the warp reconverges (__syncwarp)
+  /// before one converged commit or arrive-on. Separates the cost of divergent issue from
+  /// the entanglement of the commit itself.
+  bool reconverge = false;
   int fmas = 16;
   int block_threads = 256;  ///< a multiple of 32
   int grid_blocks = 0;      ///< 0: enough blocks for one element per thread
