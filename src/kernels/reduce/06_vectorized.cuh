@@ -43,8 +43,10 @@ __device__ __forceinline__ accum_t<T> thread_sum(T const* __restrict__ in, std::
 }
 
 /// Pass 1: one partial per block.
+/// Min blocks per SM: a full SM (2048 threads), 32 registers per thread. Left free, the
+/// float version took 40 and fit 6 blocks per SM, so a grid sized for 8 ran in two waves.
 template <class T, int Block, int Unroll>
-__global__ void __launch_bounds__(Block) vectorized_partials(T const* __restrict__ in, std::size_t n,
+__global__ void __launch_bounds__(Block, 2048 / Block) vectorized_partials(T const* __restrict__ in, std::size_t n,
                                                              accum_t<T>* __restrict__ partials) {
   auto acc = thread_sum<T, Unroll>(in, n, std::size_t(blockIdx.x) * Block + threadIdx.x, std::size_t(gridDim.x) * Block);
   acc = block_sum<Block>(acc);

@@ -8,7 +8,7 @@
 namespace memlab::kernels::reduce {
 
 template <class T, int Block, int Unroll>
-__global__ void __launch_bounds__(Block) single_pass(T const* __restrict__ in, std::size_t n, T* __restrict__ out,
+__global__ void __launch_bounds__(Block, 2048 / Block) single_pass(T const* __restrict__ in, std::size_t n, T* __restrict__ out,
                                                      accum_t<T>* __restrict__ partials, unsigned* __restrict__ ticket) {
   using A = accum_t<T>;
   __shared__ bool is_last;

@@ -10,14 +10,15 @@
 //   step 3 padded_tile:    padded_layout<32>,   Rows 32
 //   step 4 swizzled_tile:  swizzled_layout<32>, Rows 32
 //   step 5 multi_element:  padded_layout<32>,   Rows 8 (four elements per thread)
-//   step 6 wide_tile:      padded_layout<64>,   Rows 4 (sixteen elements per thread)
 #include "kernels/transpose/transpose_common.cuh"
 
 namespace memlab::kernels::transpose {
 
 /// Block (Tile, Rows); grid.x over column tiles, grid.y strides over `row_tiles` row tiles.
+/// Min blocks per SM: a full SM (2048 threads), which caps registers at 32 per thread; at
+/// the compiler's free choice (42 for the four-element step) occupancy fell to 75%.
 template <class T, class Layout, int Tile, int Rows>
-__global__ void __launch_bounds__(Tile * Rows) tiled(T const* __restrict__ in, T* __restrict__ out, std::size_t rows,
+__global__ void __launch_bounds__(Tile * Rows, 2048 / (Tile * Rows)) tiled(T const* __restrict__ in, T* __restrict__ out, std::size_t rows,
                                                      std::size_t cols, std::size_t ld_in, std::size_t ld_out,
                                                      unsigned row_tiles) {
   static_assert(Tile % 32 == 0 && Tile % Rows == 0, "whole warps per tile row, whole passes per tile");

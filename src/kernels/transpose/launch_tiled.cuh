@@ -3,8 +3,10 @@
 // row tiles up to the 65535 limit (the kernels stride over the rest).
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "kernels/transpose/02_tiled.cuh"
+#include "kernels/transpose/03_vector_tile.cuh"
 #include "memlab/error.hpp"
 
 namespace memlab::kernels::transpose {
@@ -18,6 +20,25 @@ void launch_tiled(T const* in, T* out, std::size_t rows, std::size_t cols, std::
   dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
   tiled<T, Layout, Tile, Rows><<<grid, dim3(Tile, Rows), 0, stream>>>(in, out, rows, cols, ld_in, ld_out,
                                                                       static_cast<unsigned>(row_tiles));
+  MEMLAB_CHECK_LAUNCH();
+}
+
+/// Step 6 (and the library): 16-byte accesses on each side whose rows are 16-byte aligned.
+template <class T>
+void launch_vector_tiled(T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in,
+                         std::size_t ld_out, cudaStream_t stream) {
+  using S = vector_tile_shape<T>;
+  std::size_t const col_tiles = (cols + S::tile - 1) / S::tile;
+  std::size_t const row_tiles = (rows + S::tile - 1) / S::tile;
+  MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && row_tiles <= UINT_MAX, "matrix too large");
+  dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
+  bool const vin = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && ld_in % S::vec == 0;
+  bool const vout = reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && ld_out % S::vec == 0;
+  auto const rt = static_cast<unsigned>(row_tiles);
+  if (vin && vout) vector_tiled<T, true, true><<<grid, S::threads, 0, stream>>>(in, out, rows, cols, ld_in, ld_out, rt);
+  else if (vin) vector_tiled<T, true, false><<<grid, S::threads, 0, stream>>>(in, out, rows, cols, ld_in, ld_out, rt);
+  else if (vout) vector_tiled<T, false, true><<<grid, S::threads, 0, stream>>>(in, out, rows, cols, ld_in, ld_out, rt);
+  else vector_tiled<T, false, false><<<grid, S::threads, 0, stream>>>(in, out, rows, cols, ld_in, ld_out, rt);
   MEMLAB_CHECK_LAUNCH();
 }
 

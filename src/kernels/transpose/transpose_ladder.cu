@@ -11,7 +11,7 @@ namespace memlab::kernels::transpose {
 
 std::vector<step> all_steps() {
   return {step::copy, step::naive, step::smem_tile, step::padded_tile, step::swizzled_tile, step::multi_element,
-          step::wide_tile};
+          step::vector_tile};
 }
 
 char const* name(step s) noexcept {
@@ -22,7 +22,7 @@ char const* name(step s) noexcept {
     case step::padded_tile: return "padded_tile";
     case step::swizzled_tile: return "swizzled_tile";
     case step::multi_element: return "multi_element";
-    case step::wide_tile: return "wide_tile";
+    case step::vector_tile: return "vector_tile";
   }
   return "unknown";
 }
@@ -40,7 +40,7 @@ int predicted_conflict_ways(step s) noexcept {
     case step::padded_tile:
     case step::swizzled_tile:
     case step::multi_element:
-    case step::wide_tile: return 1;
+    case step::vector_tile: return 1;
     default: return 0;  // no shared memory
   }
 }
@@ -83,7 +83,7 @@ void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::s
       return launch_tiled<T, swizzled_layout<32>, 32, 32>(in, out, rows, cols, ld_in, ld_out, stream);
     case step::multi_element:
       return launch_tiled<T, padded_layout<32>, 32, 8>(in, out, rows, cols, ld_in, ld_out, stream);
-    case step::wide_tile: return launch_tiled<T, padded_layout<64>, 64, 4>(in, out, rows, cols, ld_in, ld_out, stream);
+    case step::vector_tile: return launch_vector_tiled<T>(in, out, rows, cols, ld_in, ld_out, stream);
   }
 }
 

@@ -17,7 +17,7 @@ enum class step {
   padded_tile,    ///< [32][33]
   swizzled_tile,  ///< XOR swizzle, no padding
   multi_element,  ///< [32][33], 32x8 threads, 4 elements each
-  wide_tile,      ///< [64][65], 64x4 threads, 16 elements each
+  vector_tile,    ///< 16-byte loads and stores, [64][65] tile (floats), 16 elements per thread
 };
 
 std::vector<step> all_steps();
