@@ -130,6 +130,37 @@ TEST(GemmVariants, LargerShapeAgainstHost) {
   }
 }
 
+/// Shapes one past a tile multiple make the cp.async variants run the tile-multiple part
+/// and the remainder strips as separate launches (when that saves a wave): every element
+/// must still be written once, with the right alpha/beta, and nothing outside C touched.
+TEST(GemmVariants, EdgeSplitShapes) {
+  MEMLAB_REQUIRE_GPU();
+  if (memlab::test::small_sizes()) GTEST_SKIP() << "large shape; covered at full size";
+  for (bool aligned : {false, true}) {
+    int const m = 2053, n = 2819, k = 37;
+    case_t t{m, n, k, aligned ? 40 : k, aligned ? 2820 : n, aligned ? 2824 : n + 1, 1.25f, 0.5f};
+    std::vector<float> a(static_cast<std::size_t>(m) * t.lda), b(static_cast<std::size_t>(k) * t.ldb),
+        c(static_cast<std::size_t>(m) * t.ldc);
+    memlab::bench::fill_random(a, 11);
+    memlab::bench::fill_random(b, 12);
+    memlab::bench::fill_random(c, 13);
+    auto const ref = reference(t, a, b, c);
+    device_buffer<float> da(a.size()), db(b.size()), dc(c.size());
+    da.upload(a);
+    db.upload(b);
+    for (auto const& v : memlab::gemm_variants()) {
+      if (v.rfind("cp_async", 0) != 0) continue;
+      SCOPED_TRACE(v + (aligned ? " aligned" : " unaligned"));
+      dc.upload(c);
+      memlab::gemm(m, n, k, t.alpha, da.data(), t.lda, db.data(), t.ldb, t.beta, dc.data(), t.ldc, nullptr, v);
+      MEMLAB_EXPECT_LAUNCH_OK();
+      auto const got = dc.download();
+      auto const r = memlab::bench::compare_close(got, ref, 1e-5, abs_tol(k) * 3);
+      EXPECT_EQ(r.status, memlab::bench::verdict::passed) << r.detail;
+    }
+  }
+}
+
 /// Every invalid argument throws memlab::error and leaves C byte-for-byte untouched.
 TEST(GemmArguments, InvalidArgumentsThrowAndLeaveCUntouched) {
   MEMLAB_REQUIRE_GPU();

@@ -33,10 +33,37 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel
   for (int i = 0; i < Cfg::a_loads; ++i) a_rows_ok |= (m0 + a_m + i * a_step < p.m ? 1u : 0u) << i;
   static_assert(Cfg::a_loads <= 32, "row mask");
 
+  // Blocks whose tile lies wholly inside C take an unpredicated path for every full BK
+  // slice: the copy addresses are a fixed offset plus k0, and no src-size operands or
+  // bounds tests are issued. Those instructions compete with the FFMAs for issue slots
+  // (the first H200 run found ~170 non-FFMA instructions per 1024 FFMAs in the main loop).
+  bool const interior = m0 + Cfg::bm <= p.m && n0 + Cfg::bn <= p.n;
+
   auto load_tile = [&](int slot, int kt) {
     int const k0 = kt * Cfg::bk;
     float* const as_s = as + slot * Cfg::a_stage;
     float* const bs_s = bs + slot * Cfg::b_stage;
+    if (interior && k0 + Cfg::bk <= p.k) {
+      float const* const a_tile = a_base + k0;
+      float const* const b_tile = p.b + static_cast<long long>(k0) * p.ldb + n0;
+#pragma unroll
+      for (int i = 0; i < Cfg::a_loads; ++i)
+        cp_async_4_full(&as_s[a_k * Cfg::lda_s + a_m + i * a_step], a_tile + i * a_stride);
+      if constexpr (kVec) {
+#pragma unroll
+        for (int i = 0; i < Cfg::b_loads_vec; ++i) {
+          int const e = tid + i * Cfg::threads, k = e / (Cfg::bn / 4), n = (e % (Cfg::bn / 4)) * 4;
+          cp_async_16_full(&bs_s[k * Cfg::ldb_s + n], b_tile + static_cast<long long>(k) * p.ldb + n);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < Cfg::b_loads_scalar; ++i) {
+          int const e = tid + i * Cfg::threads, k = e / Cfg::bn, n = e % Cfg::bn;
+          cp_async_4_full(&bs_s[k * Cfg::ldb_s + n], b_tile + static_cast<long long>(k) * p.ldb + n);
+        }
+      }
+      return;
+    }
     bool const k_ok = k0 + a_k < p.k;
 #pragma unroll
     for (int i = 0; i < Cfg::a_loads; ++i) {
@@ -78,14 +105,17 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel
   int const warp_m = warp % Cfg::warps_m, warp_n = warp / Cfg::warps_m;
   int const a_off = warp_m * Cfg::wm + lane_row(lane) * 4;
   int const b_off = warp_n * Cfg::wn + lane_col(lane) * 4;
+  // Slots rotate with counters (no kt % STAGES division in the loop).
+  int read_slot = 0, write_slot = Cfg::stages - 1;
   for (int kt = 0; kt < ktiles; ++kt) {
     cp_async_wait<Cfg::stages - 2>();  // tile kt has landed (for this thread) ...
     __syncthreads();                   // ... for every thread; slot (kt-1)%S is free again
     int const next = kt + Cfg::stages - 1;
-    if (next < ktiles) load_tile(next % Cfg::stages, next);
+    if (next < ktiles) load_tile(write_slot, next);
     cp_async_commit();
-    int const slot = kt % Cfg::stages;
-    warp_tile_mma<Cfg>(as + slot * Cfg::a_stage, bs + slot * Cfg::b_stage, a_off, b_off, acc);
+    warp_tile_mma<Cfg>(as + read_slot * Cfg::a_stage, bs + read_slot * Cfg::b_stage, a_off, b_off, acc);
+    read_slot = read_slot + 1 == Cfg::stages ? 0 : read_slot + 1;
+    write_slot = write_slot + 1 == Cfg::stages ? 0 : write_slot + 1;
   }
   cp_async_wait<0>();
   warp_tile_epilogue<Cfg, kVec>(p, m0 + a_off, n0 + b_off, acc);
@@ -101,11 +131,70 @@ void launch_cfg(problem const& p, cudaStream_t s) {
   MEMLAB_CHECK_LAUNCH();
 }
 template <class Cfg>
-void launch_any(problem const& p, cudaStream_t s) {
+void launch_one(problem const& p, cudaStream_t s) {
   if (bc_vector_aligned(p))
     launch_cfg<Cfg, true>(p, s);
   else
     launch_cfg<Cfg, false>(p, s);
+}
+
+// The remainder strips (a few rows or columns, full k): small 32x32 tiles for many blocks
+// and BK = 32 so each block keeps 3 x 8 KB of copies in flight. The first version used the
+// 64x64x8 kernel: 65 blocks each walking k in steps of 8 took ~0.35 ms per strip, latency-bound.
+using cfg_edge = warp_tile_config<32, 32, 32, 32, 16, 4, 4>;
+
+/// Resident blocks per SM of a configuration on the current device (queried once).
+template <class Cfg>
+int blocks_per_sm() {
+  static int const blocks = [] {
+    int b = 0;
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(cp_async_kernel<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           Cfg::smem_bytes));
+    MEMLAB_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, cp_async_kernel<Cfg, true>, Cfg::threads, Cfg::smem_bytes));
+    int dev = 0, sms = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return b * sms;
+  }();
+  return blocks;
+}
+
+/// A thin remainder (4097 = 32 x 128 + 1) adds a whole row and column of tiles that are
+/// almost empty but cost as much as full ones, and can add a wave: 1089 tiles on 264
+/// slots is 5 waves where 1024 is 4. Then the tile-multiple part runs alone and the
+/// remainder strips go to a small-tile kernel (cfg_edge).
+template <class Cfg>
+void launch_any(problem const& p, cudaStream_t s) {
+  int const m_main = p.m / Cfg::bm * Cfg::bm, n_main = p.n / Cfg::bn * Cfg::bn;
+  int const rem_m = p.m - m_main, rem_n = p.n - n_main;
+  bool split = m_main > 0 && n_main > 0 && (rem_m > 0 || rem_n > 0) && rem_m <= Cfg::bm / 4 && rem_n <= Cfg::bn / 4;
+  if (split) {
+    long long const slots = blocks_per_sm<Cfg>();
+    long long const full = static_cast<long long>(ceil_div(p.m, Cfg::bm)) * ceil_div(p.n, Cfg::bn);
+    long long const main = static_cast<long long>(m_main / Cfg::bm) * (n_main / Cfg::bn);
+    split = slots > 0 && (main + slots - 1) / slots < (full + slots - 1) / slots;
+  }
+  if (!split) return launch_one<Cfg>(p, s);
+  problem q = p;
+  q.m = m_main;
+  q.n = n_main;
+  launch_one<Cfg>(q, s);
+  if (rem_m > 0) {  // bottom strip: the last rem_m rows, every column
+    problem b = p;
+    b.m = rem_m;
+    b.a = p.a + static_cast<long long>(m_main) * p.lda;
+    b.c = p.c + static_cast<long long>(m_main) * p.ldc;
+    launch_one<cfg_edge>(b, s);
+  }
+  if (rem_n > 0) {  // right strip: the last rem_n columns of the first m_main rows
+    problem r = p;
+    r.m = m_main;
+    r.n = rem_n;
+    r.b = p.b + n_main;
+    r.c = p.c + n_main;
+    launch_one<cfg_edge>(r, s);
+  }
 }
 template <class Cfg>
 cudaFuncAttributes attributes_any(bool aligned) {
@@ -117,7 +206,8 @@ using cfg_128x128 = warp_tile_config<128, 128, 8, 64, 32, 4, 2>;  // 256 thr, 8x
 using cfg_128x128_w64 = warp_tile_config<128, 128, 8, 64, 64, 4, 2>;  // 128 thr, 8x16 per lane
 using cfg_128x256 = warp_tile_config<128, 256, 8, 64, 64, 3, 1>;  // 256 thr, 8x16 per lane
 using cfg_64x64 = warp_tile_config<64, 64, 8, 32, 32, 4, 4>;      // 128 thr, 4x8 per lane
-using cfg_128x128_k16 = warp_tile_config<128, 128, 16, 64, 64, 3, 2>;  // 128 thr, 8x16, BK 16
+using cfg_128x256_k16 = warp_tile_config<128, 256, 16, 64, 64, 3, 1>;  // 256 thr, 8x16, BK 16
+using cfg_128x256_k16_s4 = warp_tile_config<128, 256, 16, 64, 64, 4, 1>;  // 4 stages, 99 KB
 using cfg_256x128 = warp_tile_config<256, 128, 8, 64, 64, 3, 1>;       // 256 thr, 8x16 per lane
 }  // namespace
 
@@ -125,9 +215,11 @@ void launch_cp_async_128x128(problem const& p, cudaStream_t s) { launch_any<cfg_
 void launch_cp_async_128x128_w64x64(problem const& p, cudaStream_t s) { launch_any<cfg_128x128_w64>(p, s); }
 void launch_cp_async_128x256(problem const& p, cudaStream_t s) { launch_any<cfg_128x256>(p, s); }
 void launch_cp_async_64x64(problem const& p, cudaStream_t s) { launch_any<cfg_64x64>(p, s); }
-void launch_cp_async_128x128_k16(problem const& p, cudaStream_t s) { launch_any<cfg_128x128_k16>(p, s); }
+void launch_cp_async_128x256_k16(problem const& p, cudaStream_t s) { launch_any<cfg_128x256_k16>(p, s); }
+void launch_cp_async_128x256_k16_s4(problem const& p, cudaStream_t s) { launch_any<cfg_128x256_k16_s4>(p, s); }
+cudaFuncAttributes attributes_cp_async_128x256_k16_s4(bool v) { return attributes_any<cfg_128x256_k16_s4>(v); }
 void launch_cp_async_256x128(problem const& p, cudaStream_t s) { launch_any<cfg_256x128>(p, s); }
-cudaFuncAttributes attributes_cp_async_128x128_k16(bool v) { return attributes_any<cfg_128x128_k16>(v); }
+cudaFuncAttributes attributes_cp_async_128x256_k16(bool v) { return attributes_any<cfg_128x256_k16>(v); }
 cudaFuncAttributes attributes_cp_async_256x128(bool v) { return attributes_any<cfg_256x128>(v); }
 cudaFuncAttributes attributes_cp_async_128x128(bool v) { return attributes_any<cfg_128x128>(v); }
 cudaFuncAttributes attributes_cp_async_128x128_w64x64(bool v) { return attributes_any<cfg_128x128_w64>(v); }

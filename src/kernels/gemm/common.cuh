@@ -63,6 +63,21 @@ __device__ __forceinline__ void cp_async_16(void* dst, void const* src, int byte
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
 #endif
 }
+/// Unpredicated forms for tiles known to lie inside the matrices (no size operand to compute).
+__device__ __forceinline__ void cp_async_4_full(void* dst, void const* src) {
+#ifdef MEMLAB_GEMM_SYNC_COPY
+  *static_cast<float*>(dst) = *static_cast<float const*>(src);
+#else
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
+#endif
+}
+__device__ __forceinline__ void cp_async_16_full(void* dst, void const* src) {
+#ifdef MEMLAB_GEMM_SYNC_COPY
+  *static_cast<float4*>(dst) = *static_cast<float4 const*>(src);
+#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+#endif
+}
 __device__ __forceinline__ void cp_async_commit() {
 #ifndef MEMLAB_GEMM_SYNC_COPY
   asm volatile("cp.async.commit_group;\n" ::);

@@ -30,8 +30,10 @@ std::vector<variant_entry> const& variants() {
        "cp.async 4-stage pipeline, 128x128x8 tile, 128 threads, 8x16 per thread"},
       {"cp_async_128x256", launch_cp_async_128x256, attributes_cp_async_128x256, false,
        "cp.async 3-stage pipeline, 128x256x8 tile, 256 threads, 8x16 per thread"},
-      {"cp_async_128x128_k16", launch_cp_async_128x128_k16, attributes_cp_async_128x128_k16, false,
-       "cp.async 3-stage pipeline, 128x128x16 tile, 128 threads, 8x16 per thread"},
+      {"cp_async_128x256_k16", launch_cp_async_128x256_k16, attributes_cp_async_128x256_k16, false,
+       "cp.async 3-stage pipeline, 128x256x16 tile, 256 threads, 8x16 per thread"},
+      {"cp_async_128x256_k16_s4", launch_cp_async_128x256_k16_s4, attributes_cp_async_128x256_k16_s4, false,
+       "cp.async 4-stage pipeline, 128x256x16 tile, 256 threads, 8x16 per thread"},
       {"cp_async_256x128", launch_cp_async_256x128, attributes_cp_async_256x128, false,
        "cp.async 3-stage pipeline, 256x128x8 tile, 256 threads, 8x16 per thread"},
       {"cp_async_64x64", launch_cp_async_64x64, attributes_cp_async_64x64, false,
@@ -72,10 +74,10 @@ bool gemm_variant_needs_alignment(std::string const& variant) {
 std::string gemm_default_variant(std::int64_t m, std::int64_t n, std::int64_t k) {
   (void)k;
   // Fewer 128x128 tiles than SMs leaves most of the chip idle: 64x64 tiles give 4x the
-  // blocks. Otherwise the 128x128 / 8x16-per-thread pipeline (see docs/gemm-notes.md).
+  // blocks. Otherwise the 128x256 / 8x16-per-thread pipeline (see docs/gemm-notes.md).
   std::int64_t const tiles = ((m + 127) / 128) * ((n + 127) / 128);
   if (tiles < detail::gemm::current_sm_count()) return "cp_async_64x64";
-  return "cp_async_128x128_w64x64";
+  return "cp_async_128x256";
 }
 
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, float const* a, std::int64_t lda,
