@@ -86,19 +86,25 @@ std::map<std::string, double>& copy_ms_cache() {
 
 void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   tr::step const st = tr::step_from_name(s.variant());
+  unsigned group = tr::default_raster_group;
+  if (s.has_param("raster_group")) {
+    group = static_cast<unsigned>(s.get_int("raster_group"));
+    if (st != tr::step::grouped_tile && group != tr::default_raster_group)
+      s.skip("raster_group applies to grouped_tile only");
+  }
   std::size_t const n = rows * cols;
   device_buffer<float> in(n), out(n), peer_out(n);
   int const fill_grid = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
   fill_values<<<std::max(fill_grid, 1), 256, 0, s.stream()>>>(in.data(), n, s.seed());
   MEMLAB_CHECK_LAUNCH();
   out.fill_bytes(0xFF, s.stream());  // NaN everywhere: an element never written fails
-  tr::run(st, in.data(), out.data(), rows, cols, cols, rows, s.stream());
+  tr::run(st, in.data(), out.data(), rows, cols, cols, rows, s.stream(), group);
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
   s.set_verification(compare_exact(out.download(), reference(s.seed(), rows, cols, st != tr::step::copy)));
 
   s.add_reads<float>(n);
   s.add_writes<float>(n);
-  s.exec([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream); });
+  s.exec([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream, group); });
   s.compare_to_ceiling();  // first: the cuBLAS peer set below is the one that stays
 
   cublas_handle blas;
@@ -128,7 +134,8 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
     s.set_extra("ratio_to_copy_kernel", it->second / *s.result().median_ms);
 
   // A warp's 32 stores: the naive kernel touches 32 sectors (4 useful bytes each), the
-  // tiled ones 4 (128 contiguous bytes).
+  // tiled ones 4 (128 contiguous bytes). The tiled steps after 4 change only how many
+  // bytes each thread keeps in flight and the order of the tiles, not the bytes.
   s.set_predicted({{"bank_conflict_ways", tr::predicted_conflict_ways(st)},
                    {"store_sectors_per_warp", st == tr::step::naive ? 32 : 4},
                    {"bytes_vs_copy", 1.0}});
@@ -143,12 +150,16 @@ std::vector<std::string> step_names() {
 registrar const square_reg{[] {
   experiment e;
   e.id = "transpose.square";
-  e.description = "float n x n transpose: naive, shared tile, padded, swizzled, multi-element vs copy and cublasSgeam";
+  e.description = "float n x n transpose: naive, shared tile, padded, swizzled, multi-element, vector, grouped vs copy, cublasSgeam";
   e.seed_ref = "004 (transpose bank conflicts); 000 §9.2.3.3";
-  e.axes = {variant_axis(step_names()), int_axis("n", {2048, 8191, 8192}, {1024})};
+  e.axes = {variant_axis(step_names()), int_axis("n", {2048, 8191, 8192}, {1024}),
+            int_axis("raster_group", {tr::default_raster_group}, {tr::default_raster_group})};
   e.axes[1].min_value = 1;
   e.axes[1].max_value = 32768;
   e.axes[1].description = "rows = cols";
+  e.axes[2].min_value = 1;
+  e.axes[2].max_value = 4096;
+  e.axes[2].description = "grouped_tile: tile rows per raster band (other variants skip other values)";
   e.needs_ceiling = true;
   e.body = [](state& s) {
     auto const n = static_cast<std::size_t>(s.get_int("n"));

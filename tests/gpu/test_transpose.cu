@@ -8,6 +8,7 @@
 
 #include "bench/verify.hpp"
 #include "gpu_test.hpp"
+#include "kernels/transpose/02_tiled.cuh"
 #include "kernels/transpose/transpose_ladder.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
@@ -77,6 +78,25 @@ void check_step(tr::step st) {
   }
 }
 
+/// Every transposing step with leading dimensions larger than the rows: padding untouched.
+template <class T>
+void check_step_leading_dims(tr::step st, unsigned group) {
+  struct shape {
+    std::size_t rows, cols, ld_in, ld_out;
+  };
+  for (auto [rows, cols, ld_in, ld_out] : {shape{37, 50, 64, 41}, shape{129, 257, 260, 131}, shape{96, 64, 68, 100}}) {
+    std::vector<T> host((rows - 1) * ld_in + cols);
+    fill_random(host, rows * 3 + cols);
+    device_buffer<T> in(host.size()), out(cols * ld_out);
+    in.upload(host);
+    out.fill_bytes(0xFF);
+    tr::run(st, in.data(), out.data(), rows, cols, ld_in, ld_out, nullptr, group);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    expect_transposed(host, out.download(), rows, cols, ld_in, ld_out,
+                      std::string(tr::name(st)) + " ld " + std::to_string(rows) + "x" + std::to_string(cols));
+  }
+}
+
 }  // namespace
 
 class TransposeLadder : public ::testing::TestWithParam<tr::step> {};
@@ -89,6 +109,13 @@ TEST_P(TransposeLadder, DoubleAwkwardShapes) {
   MEMLAB_REQUIRE_GPU();
   check_step<double>(GetParam());
 }
+TEST_P(TransposeLadder, LeadingDimensions) {
+  MEMLAB_REQUIRE_GPU();
+  if (GetParam() == tr::step::copy) GTEST_SKIP() << "the copy is not a transpose";
+  check_step_leading_dims<float>(GetParam(), tr::default_raster_group);
+  check_step_leading_dims<double>(GetParam(), tr::default_raster_group);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transpose, TransposeLadder, ::testing::ValuesIn(tr::all_steps()),
                          [](auto const& info) { return std::string(tr::name(info.param)); });
 
@@ -119,6 +146,43 @@ TEST(Transpose, LibraryLeadingDimensionsFloat) {
 TEST(Transpose, LibraryLeadingDimensionsDouble) {
   MEMLAB_REQUIRE_GPU();
   check_library_leading_dims<double>();
+}
+
+TEST(Transpose, GroupedRasterCoversEveryTileOnce) {
+  MEMLAB_REQUIRE_GPU();
+  // Bands of 1, 3 (a short last band) and more rows than the matrix has tiles.
+  for (unsigned group : {1u, 3u, 5u, 1000u}) {
+    for (auto [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{{100, 1000}, {250, 70}, {33, 31}}) {
+      std::vector<float> host(rows * cols);
+      fill_random(host, group + rows);
+      device_buffer<float> in(host.size()), out(host.size());
+      in.upload(host);
+      out.fill_bytes(0xFF);
+      tr::run(tr::step::grouped_tile, in.data(), out.data(), rows, cols, cols, rows, nullptr, group);
+      MEMLAB_EXPECT_LAUNCH_OK();
+      expect_transposed(host, out.download(), rows, cols, cols, rows, "group " + std::to_string(group));
+    }
+    check_step_leading_dims<float>(tr::step::grouped_tile, group);
+  }
+  EXPECT_THROW(tr::run(tr::step::grouped_tile, static_cast<float const*>(nullptr) + 16, static_cast<float*>(nullptr) + 64,
+                       4, 4, 4, 4, nullptr, 0u),
+               memlab::error);
+}
+
+TEST(Transpose, GroupedTileIndexIsABijection) {
+  // Host check of the raster arithmetic: every (tile_row, tile_col) exactly once.
+  for (std::size_t group : {1u, 2u, 7u, 32u, 100u}) {
+    std::size_t const row_tiles = 45, col_tiles = 13;
+    std::vector<int> seen(row_tiles * col_tiles, 0);
+    for (std::size_t b = 0; b < row_tiles * col_tiles; ++b) {
+      std::size_t r = 0, c = 0;
+      memlab::kernels::transpose::grouped_tile(b, row_tiles, col_tiles, group, r, c);
+      ASSERT_LT(r, row_tiles);
+      ASSERT_LT(c, col_tiles);
+      ++seen[r * col_tiles + c];
+    }
+    for (int v : seen) ASSERT_EQ(v, 1) << "group " << group;
+  }
 }
 
 TEST(Transpose, MoreRowTilesThanTheGridLimit) {

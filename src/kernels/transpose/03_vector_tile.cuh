@@ -1,5 +1,5 @@
 #pragma once
-// Step 6: several elements per thread with 16-byte global accesses. A Tile x Tile block
+// Step 7: several elements per thread with 16-byte global accesses. A Tile x Tile block
 // (64 x 64 floats, 32 x 32 doubles) is read with one 16-byte load per thread per pass and
 // written with one 16-byte store per pass; the transposition happens in a [Tile][Tile+1]
 // shared tile with scalar accesses (16-byte shared accesses would need a pitch that is a

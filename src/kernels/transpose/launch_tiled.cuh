@@ -23,7 +23,20 @@ void launch_tiled(T const* in, T* out, std::size_t rows, std::size_t cols, std::
   MEMLAB_CHECK_LAUNCH();
 }
 
-/// Step 6 (and the library): 16-byte accesses on each side whose rows are 16-byte aligned.
+/// Step 8: the grouped rasterization over a 1D grid.
+template <class T, class Layout, int Tile, int Rows>
+void launch_grouped(T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
+                    unsigned group, cudaStream_t stream) {
+  MEMLAB_EXPECTS(group >= 1, "raster group must be at least one tile row");
+  std::size_t const col_tiles = (cols + Tile - 1) / Tile;
+  std::size_t const row_tiles = (rows + Tile - 1) / Tile;
+  std::size_t const blocks = std::min<std::size_t>(row_tiles * col_tiles, static_cast<std::size_t>(INT_MAX));
+  grouped<T, Layout, Tile, Rows><<<static_cast<unsigned>(blocks), dim3(Tile, Rows), 0, stream>>>(
+      in, out, rows, cols, ld_in, ld_out, row_tiles, col_tiles, group);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+/// Step 7: 16-byte accesses on each side whose rows are 16-byte aligned.
 template <class T>
 void launch_vector_tiled(T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in,
                          std::size_t ld_out, cudaStream_t stream) {

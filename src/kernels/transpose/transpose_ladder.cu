@@ -11,7 +11,7 @@ namespace memlab::kernels::transpose {
 
 std::vector<step> all_steps() {
   return {step::copy, step::naive, step::smem_tile, step::padded_tile, step::swizzled_tile, step::multi_element,
-          step::vector_tile};
+          step::multi_element_8, step::vector_tile, step::grouped_tile};
 }
 
 char const* name(step s) noexcept {
@@ -22,7 +22,9 @@ char const* name(step s) noexcept {
     case step::padded_tile: return "padded_tile";
     case step::swizzled_tile: return "swizzled_tile";
     case step::multi_element: return "multi_element";
+    case step::multi_element_8: return "multi_element_8";
     case step::vector_tile: return "vector_tile";
+    case step::grouped_tile: return "grouped_tile";
   }
   return "unknown";
 }
@@ -40,14 +42,16 @@ int predicted_conflict_ways(step s) noexcept {
     case step::padded_tile:
     case step::swizzled_tile:
     case step::multi_element:
-    case step::vector_tile: return 1;
+    case step::multi_element_8:
+    case step::vector_tile:
+    case step::grouped_tile: return 1;
     default: return 0;  // no shared memory
   }
 }
 
 template <class T>
 void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
-         cudaStream_t stream) {
+         cudaStream_t stream, unsigned group) {
   MEMLAB_EXPECTS(in != nullptr && out != nullptr, "null matrix");
   MEMLAB_EXPECTS(ld_in >= cols && ld_out >= rows, "leading dimension smaller than the row");
   if (rows == 0 || cols == 0) return;
@@ -83,12 +87,17 @@ void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::s
       return launch_tiled<T, swizzled_layout<32>, 32, 32>(in, out, rows, cols, ld_in, ld_out, stream);
     case step::multi_element:
       return launch_tiled<T, padded_layout<32>, 32, 8>(in, out, rows, cols, ld_in, ld_out, stream);
+    case step::multi_element_8:
+      return launch_tiled<T, padded_layout<32>, 32, 4>(in, out, rows, cols, ld_in, ld_out, stream);
     case step::vector_tile: return launch_vector_tiled<T>(in, out, rows, cols, ld_in, ld_out, stream);
+    case step::grouped_tile:
+      return launch_grouped<T, padded_layout<32>, 32, 8>(in, out, rows, cols, ld_in, ld_out, group, stream);
   }
 }
 
-template void run<float>(step, float const*, float*, std::size_t, std::size_t, std::size_t, std::size_t, cudaStream_t);
+template void run<float>(step, float const*, float*, std::size_t, std::size_t, std::size_t, std::size_t, cudaStream_t,
+                         unsigned);
 template void run<double>(step, double const*, double*, std::size_t, std::size_t, std::size_t, std::size_t,
-                          cudaStream_t);
+                          cudaStream_t, unsigned);
 
 }  // namespace memlab::kernels::transpose

@@ -17,7 +17,9 @@ enum class step {
   padded_tile,    ///< [32][33]
   swizzled_tile,  ///< XOR swizzle, no padding
   multi_element,  ///< [32][33], 32x8 threads, 4 elements each
-  vector_tile,    ///< 16-byte loads and stores, [64][65] tile (floats), 16 elements per thread
+  multi_element_8,  ///< [32][33], 32x4 threads, 8 elements each
+  vector_tile,      ///< 16-byte loads and stores, [64][65] tile (floats), 16 elements per thread
+  grouped_tile,     ///< multi_element with tiles rasterized in bands of `group` tile rows
 };
 
 std::vector<step> all_steps();
@@ -26,9 +28,13 @@ step step_from_name(std::string const& name);  ///< throws memlab::error when un
 /// Predicted shared-memory bank-conflict degree of the tile's column reads (32-bit words).
 int predicted_conflict_ways(step s) noexcept;
 
+/// Tile rows per raster band of grouped_tile unless told otherwise.
+inline constexpr unsigned default_raster_group = 32;
+
 /// Runs step s (copy: requires packed, 16-byte-aligned buffers, ld_in == cols, ld_out == rows).
+/// `group`: grouped_tile's band height in tile rows (ignored by the other steps).
 template <class T>
 void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
-         cudaStream_t stream);
+         cudaStream_t stream, unsigned group = default_raster_group);
 
 }  // namespace memlab::kernels::transpose
