@@ -27,7 +27,7 @@ shape parse_shape(std::string const& text) {
   return {v, v, v};
 }
 
-/// Variants slower than this many GFLOP/s (rough, from the first H100 run) skip shapes
+/// Slow variants (first H200 run: naive 0.5 TFLOP/s, the rest 6-40) skip shapes
 /// that would take more than ~1 s per launch; the pipeline variants run everywhere.
 /// Only the fastest few run 8192^3 (1.1 TFLOP per launch) to keep the suite in budget.
 std::string too_slow(std::string const& v, shape const& s) {

@@ -137,8 +137,10 @@ TEST(GemmVariants, EdgeSplitShapes) {
   MEMLAB_REQUIRE_GPU();
   if (memlab::test::small_sizes()) GTEST_SKIP() << "large shape; covered at full size";
   for (bool aligned : {false, true}) {
-    int const m = 2053, n = 2819, k = 37;
-    case_t t{m, n, k, aligned ? 40 : k, aligned ? 2820 : n, aligned ? 2824 : n + 1, 1.25f, 0.5f};
+    // 1409 = 11 x 128 + 1, 3075 = 12 x 256 + 3 = 24 x 128 + 3: on a 132-SM GPU the tile-multiple
+    // part is exactly one wave for the 128x256 and 128x128 configurations, the full grid two.
+    int const m = 1409, n = 3075, k = 37;
+    case_t t{m, n, k, aligned ? 40 : k, aligned ? 3076 : n, aligned ? 3080 : n + 1, 1.25f, 0.5f};
     std::vector<float> a(static_cast<std::size_t>(m) * t.lda), b(static_cast<std::size_t>(k) * t.ldb),
         c(static_cast<std::size_t>(m) * t.ldc);
     memlab::bench::fill_random(a, 11);

@@ -10,13 +10,14 @@ namespace memlab::detail::gemm {
 namespace {
 constexpr int kGroup = 8;
 
+/// One block's tile: block `pid` of a tiles_m x tiles_n grid over problem p.
 template <class Cfg, bool kVec>
-__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel(problem p, int tiles_m, int tiles_n) {
+__device__ __forceinline__ void cp_async_tile(problem const& p, int tiles_m, int tiles_n, int pid) {
   extern __shared__ __align__(16) float smem[];
   float* const as = smem;
   float* const bs = smem + Cfg::stages * Cfg::a_stage;
   int const tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
-  tile_coord const t = swizzle_tile(static_cast<int>(blockIdx.x), tiles_m, tiles_n, kGroup);
+  tile_coord const t = swizzle_tile(pid, tiles_m, tiles_n, kGroup);
   int const m0 = t.m * Cfg::bm, n0 = t.n * Cfg::bn;
 
   // A: thread owns column a_k of the slice and rows a_m + i * a_step (32-byte row segments
@@ -122,6 +123,35 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel
 }
 
 template <class Cfg, bool kVec>
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel(problem p, int tiles_m, int tiles_n) {
+  cp_async_tile<Cfg, kVec>(p, tiles_m, tiles_n, static_cast<int>(blockIdx.x));
+}
+
+/// Two problems in one launch (the bottom and right remainder strips): their blocks run
+/// side by side instead of one strip after the other.
+template <class Cfg, bool kVec>
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
+    cp_async_pair_kernel(problem p0, int tm0, int tn0, problem p1, int tm1, int tn1) {
+  int const pid = static_cast<int>(blockIdx.x), first = tm0 * tn0;
+  if (pid < first)
+    cp_async_tile<Cfg, kVec>(p0, tm0, tn0, pid);
+  else
+    cp_async_tile<Cfg, kVec>(p1, tm1, tn1, pid - first);
+}
+
+template <class Cfg, bool kVec>
+void launch_pair_cfg(problem const& p0, problem const& p1, cudaStream_t s) {
+  auto kernel = cp_async_pair_kernel<Cfg, kVec>;
+  if (Cfg::smem_bytes > 48 * 1024)
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes));
+  int const tm0 = ceil_div(p0.m, Cfg::bm), tn0 = ceil_div(p0.n, Cfg::bn);
+  int const tm1 = ceil_div(p1.m, Cfg::bm), tn1 = ceil_div(p1.n, Cfg::bn);
+  kernel<<<static_cast<unsigned>(tm0) * tn0 + static_cast<unsigned>(tm1) * tn1, Cfg::threads, Cfg::smem_bytes, s>>>(
+      p0, tm0, tn0, p1, tm1, tn1);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+template <class Cfg, bool kVec>
 void launch_cfg(problem const& p, cudaStream_t s) {
   auto kernel = cp_async_kernel<Cfg, kVec>;
   if (Cfg::smem_bytes > 48 * 1024)
@@ -180,21 +210,22 @@ void launch_any(problem const& p, cudaStream_t s) {
   q.m = m_main;
   q.n = n_main;
   launch_one<Cfg>(q, s);
-  if (rem_m > 0) {  // bottom strip: the last rem_m rows, every column
-    problem b = p;
-    b.m = rem_m;
-    b.a = p.a + static_cast<long long>(m_main) * p.lda;
-    b.c = p.c + static_cast<long long>(m_main) * p.ldc;
-    launch_one<cfg_edge>(b, s);
-  }
-  if (rem_n > 0) {  // right strip: the last rem_n columns of the first m_main rows
-    problem r = p;
-    r.m = m_main;
-    r.n = rem_n;
-    r.b = p.b + n_main;
-    r.c = p.c + n_main;
-    launch_one<cfg_edge>(r, s);
-  }
+  problem b = p;  // bottom strip: the last rem_m rows, every column
+  b.m = rem_m;
+  b.a = p.a + static_cast<long long>(m_main) * p.lda;
+  b.c = p.c + static_cast<long long>(m_main) * p.ldc;
+  problem r = p;  // right strip: the last rem_n columns of the first m_main rows
+  r.m = m_main;
+  r.n = rem_n;
+  r.b = p.b + n_main;
+  r.c = p.c + n_main;
+  if (rem_m == 0) return launch_one<cfg_edge>(r, s);
+  if (rem_n == 0) return launch_one<cfg_edge>(b, s);
+  // Both strips share B's and C's row alignment (n_main is a multiple of 4).
+  if (bc_vector_aligned(p))
+    launch_pair_cfg<cfg_edge, true>(b, r, s);
+  else
+    launch_pair_cfg<cfg_edge, false>(b, r, s);
 }
 template <class Cfg>
 cudaFuncAttributes attributes_any(bool aligned) {
