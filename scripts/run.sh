@@ -5,6 +5,13 @@
 #   scripts/run.sh coalescing -o out/     scripts/run.sh --quick
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Say plainly, before a long build, when this machine has no usable NVIDIA GPU.
+if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; } &&
+   ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+  echo "memlab: error: no CUDA device is present (nvidia-smi lists no GPU and there is no /dev/nvidia*)." >&2
+  echo "memlab: scripts/test.sh builds and tests without a GPU; MEMLAB_BUILD_ANYWAY=1 scripts/run.sh builds first." >&2
+  [ "${MEMLAB_BUILD_ANYWAY:-0}" = 1 ] || exit 1
+fi
 source scripts/setup.sh --plots
 cmake --preset release >/dev/null
 cmake --build --preset release
