@@ -193,38 +193,17 @@ run_context::run_context(device_info dev, timing_options timing, bool quick, std
 
 sample_summary run_context::measure(launcher const& launch, std::vector<double>* samples_out) {
   cudaStream_t const s = stream_.get();
-  std::vector<double> samples;
-  auto sample_once = [&] {
-    if (timing_.cold) flush_.fill_bytes(0, s);
-    start_.record(s);
-    launch(s);
-    MEMLAB_CHECK_LAUNCH();
-    stop_.record(s);
-    stop_.synchronize();
-    samples.push_back(stop_.elapsed_since(start_));
-  };
-  if (timing_.profile) {
-    sample_once();
-  } else {
-    for (int i = 0; i < timing_.warmup; ++i) {
-      launch(s);
-      MEMLAB_CHECK_LAUNCH();
-    }
-    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s));
-    auto const t0 = std::chrono::steady_clock::now();
-    double gpu_seconds = 0.0;
-    for (;;) {
-      sample_once();
-      gpu_seconds += samples.back() * 1e-3;
-      int const n = static_cast<int>(samples.size());
-      double const wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (n >= timing_.max_samples) break;
-      if (wall > timing_.timeout_s && n >= 3) break;
-      if (n >= timing_.min_samples && gpu_seconds >= timing_.min_time_s &&
-          summarize(samples).noise <= timing_.max_noise)
-        break;
-    }
-  }
+  std::vector<double> const samples = sample_until_stable(
+      [&] {
+        if (timing_.cold) flush_.fill_bytes(0, s);
+        start_.record(s);
+        launch(s);
+        MEMLAB_CHECK_LAUNCH();
+        stop_.record(s);
+        stop_.synchronize();
+        return static_cast<double>(stop_.elapsed_since(start_));
+      },
+      timing_);
   if (samples_out) *samples_out = samples;
   return summarize(samples);
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/experiment.hpp"
+#include "bench/sampling.hpp"
 #include "bench/stats.hpp"
 #include "bench/verify.hpp"
 #include "memlab/device.hpp"
@@ -33,16 +34,6 @@ class run_context;
 /// A launch to time: issues its work on the stream it is given.
 using launcher = std::function<void(cudaStream_t)>;
 
-struct timing_options {
-  bool cold = true;          ///< flush L2 before every sample
-  double max_noise = 0.01;   ///< stop once the relative standard deviation is below this
-  double min_time_s = 0.02;  ///< at least this much GPU time sampled ...
-  int min_samples = 10;      ///< ... and at least this many samples
-  int max_samples = 1000;
-  double timeout_s = 1.0;    ///< wall-clock budget per measurement
-  int warmup = 1;            ///< untimed launches first
-  bool profile = false;      ///< launch once, no warm-up (for ncu)
-};
 
 /// One result row (see docs/RECORD.md).
 struct row {

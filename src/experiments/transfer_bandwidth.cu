@@ -175,20 +175,20 @@ void bandwidth_body(state& s) {
                                              : "bytes moved, once (one direction)");
   // Pageable copies and the two directions at once are slow or noisy by nature (staging,
   // duplex arbitration): past 16 MiB their sampling is capped to keep the suite's budget.
-  auto policy = transfer::policy_from(s.timing());
+  auto policy = s.timing();
   if (bytes >= (std::size_t{16} << 20) && (kind == "pageable" || dir == "both")) {
-    policy = transfer::capped(policy, 0.3);
+    policy = bench::capped(policy, 0.3);
     s.set_extra("sampling", "capped: at most 0.3 s, at least 5 samples");
   }
   if (dir == "both") {
     // Two non-default streams, one per copy engine; pageable copies are issued from one
     // host thread, so the driver's staging serialises most of them.
-    s.set_samples(transfer::sample_until_stable([&] { return fj.time(both_streams, issue_both); }, policy));
+    s.set_samples(bench::sample_until_stable([&] { return fj.time(both_streams, issue_both); }, policy));
     s.set_extra("timed_with", "events around both copies on two streams (fork/join)");
   } else if (kind == "pageable") {
     // A pageable cudaMemcpy returns only when the copy is done; events on the legacy stream bracket it.
     memlab::event start, stop;
-    s.set_samples(transfer::sample_until_stable(
+    s.set_samples(bench::sample_until_stable(
         [&] {
           start.record(cudaStreamLegacy);
           copy_pageable();

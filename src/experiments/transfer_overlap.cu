@@ -116,19 +116,19 @@ workspace::stage_times& stages_for(state& s, workspace& w, double ratio) {
   t.kernel = kernel_ms(t.iters);
   // Both copies at once, on two streams: PCIe is full duplex, but not at twice the rate.
   std::vector<cudaStream_t> const two = {w.streams[0].get(), w.streams[1].get()};
-  t.both = median(transfer::sample_until_stable(
+  t.both = median(bench::sample_until_stable(
       [&] {
         return w.fj.time(two, [&] {
           MEMLAB_CUDA_CHECK(cudaMemcpyAsync(w.d_in.data(), w.h_in.data(), bytes, cudaMemcpyHostToDevice, two[0]));
           MEMLAB_CUDA_CHECK(cudaMemcpyAsync(w.h_out.data(), w.d_out.data(), bytes, cudaMemcpyDeviceToHost, two[1]));
         });
       },
-      transfer::capped(transfer::policy_from(s.timing()), 0.3)));
+      bench::capped(s.timing(), 0.3)));
 
   // Sequential: cudaMemcpy and the kernel on the legacy default stream.
   memlab::event start, stop;
-  auto policy = transfer::policy_from(s.timing());
-  t.sequential = summarize(transfer::sample_until_stable(
+  auto policy = s.timing();
+  t.sequential = summarize(bench::sample_until_stable(
       [&] {
         start.record(cudaStreamLegacy);
         MEMLAB_CUDA_CHECK(cudaMemcpy(w.d_in.data(), w.h_in.data(), bytes, cudaMemcpyHostToDevice));
@@ -148,16 +148,16 @@ void pageable_stages(state& s, workspace& w, workspace::stage_times& t) {
   if (t.pageable_sequential >= 0) return;
   w.ensure_pageable();
   std::size_t const bytes = w.n * sizeof(float);
-  auto policy = transfer::policy_from(s.timing());
+  auto policy = s.timing();
   policy.min_samples = std::min(policy.min_samples, 5);
-  t.host_in = median(transfer::sample_until_stable(
+  t.host_in = median(bench::sample_until_stable(
       [&] {
         auto const t0 = std::chrono::steady_clock::now();
         std::memcpy(w.h_in.data(), w.p_in, bytes);
         return host_ms(t0);
       },
       policy));
-  t.host_out = median(transfer::sample_until_stable(
+  t.host_out = median(bench::sample_until_stable(
       [&] {
         auto const t0 = std::chrono::steady_clock::now();
         std::memcpy(w.p_out, w.h_out.data(), bytes);
@@ -165,7 +165,7 @@ void pageable_stages(state& s, workspace& w, workspace::stage_times& t) {
       },
       policy));
   memlab::event start, stop;
-  t.pageable_sequential = median(transfer::sample_until_stable(
+  t.pageable_sequential = median(bench::sample_until_stable(
       [&] {
         start.record(cudaStreamLegacy);
         MEMLAB_CUDA_CHECK(cudaMemcpy(w.d_in.data(), w.p_in, bytes, cudaMemcpyHostToDevice));
@@ -307,13 +307,13 @@ void overlap_body(state& s) {
   s.add_bytes_read(2.0 * static_cast<double>(bytes));
   s.add_flops(2.0 * static_cast<double>(w.n) * iters);
   s.set_extra("bytes_counted", "bytes moved across PCIe: H2D + D2H, once each");
-  auto policy = transfer::policy_from(s.timing());
+  auto policy = s.timing();
   if (variant != "guide_staged") {
     // The library's host-side timing is noisier (host copies, thread wake-ups): cap its budget.
-    policy = transfer::capped(policy, pageable ? 0.4 : 0.5);
+    policy = bench::capped(policy, pageable ? 0.4 : 0.5);
     s.set_extra("sampling", "capped: at most 0.4-0.5 s, at least 5 samples");
   }
-  s.set_samples(transfer::sample_until_stable(run_once, policy));
+  s.set_samples(bench::sample_until_stable(run_once, policy));
 
   double const tT = t.h2d + t.d2h, tE = t.kernel;
   double const tsum = t.h2d + t.kernel + t.d2h;

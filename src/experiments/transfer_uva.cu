@@ -128,9 +128,9 @@ void pointer_row(state& s, std::string const& kind) {
 
   // Timing: the cost of asking, per call (host clock; the query does not touch the GPU).
   constexpr int calls = 1000;
-  auto policy = transfer::policy_from(s.timing());
-  policy.min_time_ms = 0;
-  s.set_samples(transfer::sample_until_stable(
+  auto policy = s.timing();
+  policy.min_time_s = 0;
+  s.set_samples(bench::sample_until_stable(
       [&] {
         cudaPointerAttributes tmp{};
         auto const t0 = std::chrono::steady_clock::now();
