@@ -47,7 +47,7 @@ memlab::bench::registrar const reg{[] {
   e.seed_ref = "001 §1-3, 004, 000 §9.2.3";
   e.axes = {memlab::bench::variant_axis(memlab::gemm_variants(),
                                         {"naive", "smem_tiled", "blocktile_2d", "warp_tiled", "cp_async_128x128",
-                                         "cp_async_128x256", "cp_async_64x64"}),
+                                         "cp_async_128x256", "cp_async_128x256_db", "cp_async_64x64"}),
             memlab::bench::string_axis("shape", {"1024", "2048", "4096", "8192", "4097", "3000x5000x2000"},
                                        {"512", "1023x1025x517"})};
   e.axes[1].description = "n (cube) or m x n x k";

@@ -89,6 +89,11 @@ std::vector<case_t> awkward_cases(bool aligned) {
   add(31, 37, 0, 0, 0, 0, 2.f, 0.5f);       // K = 0: C = beta C
   add(131, 67, 259, 3, 5, 7, 1.5f, -0.5f);  // primes over tile edges, ld > row, alpha/beta
   add(129, 257, 17, 0, 0, 1, 1.f, 0.f);     // one past 128 / 256-wide tiles
+  // Interior tiles (wholly inside C, k a multiple of BK) take the unpredicated pointer-
+  // stepping path; with one or two k slices its copy pipeline runs past the last tile.
+  add(136, 264, 48, 1, 2, 3, 1.f, 0.5f);
+  add(130, 260, 16, 0, 0, 0, 1.f, 0.f);
+  add(130, 260, 8, 0, 0, 0, -1.f, 2.f);
   if (!small) {
     add(263, 389, 521, 0, 0, 0, 1.f, 1.f);  // primes, several tiles and k slices
     add(256, 256, 256, 4, 4, 4, 1.f, 0.f);  // tile multiples with padded rows

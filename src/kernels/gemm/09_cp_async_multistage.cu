@@ -4,14 +4,160 @@
 // land transposed ([k][m]); B through 16-byte copies when its rows are 16-byte aligned,
 // 4-byte copies otherwise. Out-of-range elements are zero-filled by the copy itself.
 // Blocks are rasterized in groups of 8 tile rows for L2 reuse.
+//
+// Blocks whose tile lies inside C, when k is a multiple of BK, run interior_mainloop:
+// unpredicated copies from pointers stepped one slice at a time and a branch-free body.
+// The *_db variants (kFragDB) also double-buffer the fragments in registers and put the
+// slice barrier inside the last k step, so the next slice's first shared loads overlap
+// the last FFMAs (docs/gemm-notes.md, steps 4-5, with the ncu readings behind both).
 #include "kernels/gemm/warp_tile.cuh"
 
 namespace memlab::detail::gemm {
 namespace {
 constexpr int kGroup = 8;
 
+__device__ __forceinline__ void cp_async_4_u32(std::uint32_t dst, void const* src) {
+#ifdef MEMLAB_GEMM_SYNC_COPY
+  *static_cast<float*>(__cvta_shared_to_generic(dst)) = *static_cast<float const*>(src);
+#else
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
+#endif
+}
+__device__ __forceinline__ void cp_async_16_u32(std::uint32_t dst, void const* src) {
+#ifdef MEMLAB_GEMM_SYNC_COPY
+  *static_cast<float4*>(__cvta_shared_to_generic(dst)) = *static_cast<float4 const*>(src);
+#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+#endif
+}
+
+/// acc += a (x) b, visiting each 2x2 block of outputs in turn: (a0,b0) (a0,b1) (a1,b0)
+/// (a1,b1), the order cuBLAS's SIMT kernel issues its FFMAs in (its SASS on the H200): the
+/// two registers of a pair sit in different banks, so both multiplicands can come from the
+/// operand reuse caches. ptxas reorders FFMAs as it sees fit, so this is a hint, not a
+/// guarantee; measured, it took cp_async_128x256_db from 0.927 to 0.958 of cuBLAS at 4096^3,
+/// but only while the edge path's loop kept the row-by-row order (docs/gemm-notes.md, step 5).
+template <class Cfg>
+__device__ __forceinline__ void outer_product_2x2(float const (&a)[Cfg::mi * 4], float const (&b)[Cfg::ni * 4],
+                                                  float (&acc)[Cfg::mi * 4][Cfg::ni * 4]) {
+#pragma unroll
+  for (int i = 0; i < Cfg::mi * 4; i += 2)
+#pragma unroll
+    for (int j = 0; j < Cfg::ni * 4; j += 2) {
+      acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      acc[i][j + 1] = fmaf(a[i], b[j + 1], acc[i][j + 1]);
+      acc[i + 1][j] = fmaf(a[i + 1], b[j], acc[i + 1][j]);
+      acc[i + 1][j + 1] = fmaf(a[i + 1], b[j + 1], acc[i + 1][j + 1]);
+    }
+}
+
+/// The main loop of a block whose tile lies wholly inside C, with k a multiple of BK.
+/// Every copy is unpredicated and its addresses are pointers advanced by one slice per
+/// tile (no per-slice index arithmetic: the first H200 profile showed ~50 dependent
+/// integer instructions per slice right after the barrier, issued while both warps of a
+/// scheduler had no FFMA to overlap them: the "wait" stall ncu reported and cuBLAS did
+/// not). The loop body has no branch, so the scheduler can spread the copies among the
+/// FFMAs. Past the last tile the copies re-read the last tile into a slot that is never
+/// read again (harmless, and it keeps the body branch-free).
+template <class Cfg, bool kVec, bool kFragDB>
+__device__ __forceinline__ void interior_mainloop(problem const& p, int m0, int n0, float* as, float* bs, int a_off,
+                                                  int b_off, float (&acc)[Cfg::mi * 4][Cfg::ni * 4]) {
+  constexpr int S = Cfg::stages, BK = Cfg::bk;
+  constexpr int a_step = Cfg::threads / BK;
+  constexpr int a_stage_bytes = Cfg::a_stage * 4, b_stage_bytes = Cfg::b_stage * 4;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const a_k = tid % BK, a_m = tid / BK;
+  float const* a_src = p.a + static_cast<long long>(m0 + a_m) * p.lda + a_k;
+  long long const a_stride = static_cast<long long>(a_step) * p.lda;
+  std::uint32_t const a_dst = smem_addr(as) + static_cast<std::uint32_t>(a_k * Cfg::lda_s + a_m) * 4;
+  // B: a thread's copies lie in one column run, b_rows_per_pass rows apart.
+  constexpr int b_per_row = kVec ? Cfg::bn / 4 : Cfg::bn;  // copies per row of the slice
+  constexpr int b_loads = kVec ? Cfg::b_loads_vec : Cfg::b_loads_scalar;
+  static_assert(Cfg::threads % b_per_row == 0, "a thread's B copies keep one column");
+  constexpr int b_rows_per_pass = Cfg::threads / b_per_row;
+  int const b_k = tid / b_per_row, b_n = (tid % b_per_row) * (kVec ? 4 : 1);
+  float const* b_src = p.b + static_cast<long long>(b_k) * p.ldb + n0 + b_n;
+  long long const b_stride = static_cast<long long>(b_rows_per_pass) * p.ldb;
+  long long const b_advance = static_cast<long long>(BK) * p.ldb;
+  std::uint32_t const b_dst = smem_addr(bs) + static_cast<std::uint32_t>(b_k * Cfg::ldb_s + b_n) * 4;
+  int const ktiles = p.k / BK;
+
+  int loaded = 0;  // tiles whose copies were issued
+  auto issue = [&](int slot) {
+    std::uint32_t const ad = a_dst + slot * a_stage_bytes, bd = b_dst + slot * b_stage_bytes;
+    float const* q = a_src;
+#pragma unroll
+    for (int i = 0; i < Cfg::a_loads; ++i, q += a_stride) cp_async_4_u32(ad + i * a_step * 4, q);
+    float const* r = b_src;
+#pragma unroll
+    for (int i = 0; i < b_loads; ++i, r += b_stride) {
+      if constexpr (kVec)
+        cp_async_16_u32(bd + i * b_rows_per_pass * Cfg::ldb_s * 4, r);
+      else
+        cp_async_4_u32(bd + i * b_rows_per_pass * Cfg::ldb_s * 4, r);
+    }
+    ++loaded;
+    bool const more = loaded < ktiles;  // stay on the last tile once it is issued
+    a_src += more ? BK : 0;
+    b_src += more ? b_advance : 0;
+  };
+
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    issue(s);  // ktiles >= 1 (k > 0 on this path); re-reads past the end are harmless
+    cp_async_commit();
+  }
+  int read_slot = 0, write_slot = S - 1;
+  if constexpr (kFragDB) {
+    float fa[2][Cfg::mi * 4], fb[2][Cfg::ni * 4];
+    auto load_frag = [&](float (&a)[Cfg::mi * 4], float (&b)[Cfg::ni * 4], int slot, int kk) {
+      float const* const as_s = as + slot * Cfg::a_stage + kk * Cfg::lda_s + a_off;
+      float const* const bs_s = bs + slot * Cfg::b_stage + kk * Cfg::ldb_s + b_off;
+#pragma unroll
+      for (int i = 0; i < Cfg::mi; ++i)
+        *reinterpret_cast<float4*>(&a[i * 4]) = *reinterpret_cast<float4 const*>(&as_s[i * 32]);
+#pragma unroll
+      for (int j = 0; j < Cfg::ni; ++j)
+        *reinterpret_cast<float4*>(&b[j * 4]) = *reinterpret_cast<float4 const*>(&bs_s[j * 16]);
+    };
+    static_assert(Cfg::bk % 2 == 0, "k step 0 of every slice uses fragment buffer 0");
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    load_frag(fa[0], fb[0], 0, 0);
+    for (int kt = 0; kt < ktiles; ++kt) {
+      issue(write_slot);
+      cp_async_commit();
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        int const cur = kk & 1, nxt = cur ^ 1;
+        if (kk + 1 < BK) {
+          load_frag(fa[nxt], fb[nxt], read_slot, kk + 1);
+        } else {
+          cp_async_wait<S - 2>();
+          __syncthreads();
+          read_slot = read_slot + 1 == S ? 0 : read_slot + 1;
+          write_slot = write_slot + 1 == S ? 0 : write_slot + 1;
+          load_frag(fa[nxt], fb[nxt], read_slot, 0);  // past the end: a stale slot, never used
+        }
+        outer_product_2x2<Cfg>(fa[cur], fb[cur], acc);
+      }
+    }
+  } else {
+    for (int kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<S - 2>();
+      __syncthreads();
+      issue(write_slot);
+      cp_async_commit();
+      warp_tile_mma<Cfg>(as + read_slot * Cfg::a_stage, bs + read_slot * Cfg::b_stage, a_off, b_off, acc);
+      read_slot = read_slot + 1 == S ? 0 : read_slot + 1;
+      write_slot = write_slot + 1 == S ? 0 : write_slot + 1;
+    }
+  }
+  cp_async_wait<0>();
+}
+
 /// One block's tile: block `pid` of a tiles_m x tiles_n grid over problem p.
-template <class Cfg, bool kVec>
+template <class Cfg, bool kVec, bool kFragDB = false>
 __device__ __forceinline__ void cp_async_tile(problem const& p, int tiles_m, int tiles_n, int pid) {
   extern __shared__ __align__(16) float smem[];
   float* const as = smem;
@@ -97,34 +243,85 @@ __device__ __forceinline__ void cp_async_tile(problem const& p, int tiles_m, int
 #pragma unroll
     for (int j = 0; j < Cfg::ni * 4; ++j) acc[i][j] = 0.f;
 
+  int const warp_m = warp % Cfg::warps_m, warp_n = warp / Cfg::warps_m;
+  int const a_off = warp_m * Cfg::wm + lane_row(lane) * 4;
+  int const b_off = warp_n * Cfg::wn + lane_col(lane) * 4;
+  if (interior && p.k % Cfg::bk == 0) {
+    interior_mainloop<Cfg, kVec, kFragDB>(p, m0, n0, as, bs, a_off, b_off, acc);
+    warp_tile_epilogue<Cfg, kVec>(p, m0 + a_off, n0 + b_off, acc);
+    return;
+  }
   int const ktiles = ceil_div(p.k, Cfg::bk);
 #pragma unroll
   for (int s = 0; s < Cfg::stages - 1; ++s) {
     if (s < ktiles) load_tile(s, s);
     cp_async_commit();  // empty groups keep the group count aligned with the tile index
   }
-  int const warp_m = warp % Cfg::warps_m, warp_n = warp / Cfg::warps_m;
-  int const a_off = warp_m * Cfg::wm + lane_row(lane) * 4;
-  int const b_off = warp_n * Cfg::wn + lane_col(lane) * 4;
   // Slots rotate with counters (no kt % STAGES division in the loop).
   int read_slot = 0, write_slot = Cfg::stages - 1;
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<Cfg::stages - 2>();  // tile kt has landed (for this thread) ...
-    __syncthreads();                   // ... for every thread; slot (kt-1)%S is free again
-    int const next = kt + Cfg::stages - 1;
-    if (next < ktiles) load_tile(write_slot, next);
-    cp_async_commit();
-    warp_tile_mma<Cfg>(as + read_slot * Cfg::a_stage, bs + read_slot * Cfg::b_stage, a_off, b_off, acc);
-    read_slot = read_slot + 1 == Cfg::stages ? 0 : read_slot + 1;
-    write_slot = write_slot + 1 == Cfg::stages ? 0 : write_slot + 1;
+  if constexpr (kFragDB) {
+    // Register-double-buffered fragments: the LDS for k step kk+1 is issued before the
+    // FFMAs of step kk, and the slice barrier sits inside the last k step, so the first
+    // fragments of slice kt+1 load while the last 16*MI*NI FFMAs of slice kt issue; no
+    // warp starts a slice by waiting on shared memory.
+    float fa[2][Cfg::mi * 4], fb[2][Cfg::ni * 4];
+    auto load_frag = [&](float (&a)[Cfg::mi * 4], float (&b)[Cfg::ni * 4], int slot, int kk) {
+      float const* const as_s = as + slot * Cfg::a_stage + kk * Cfg::lda_s + a_off;
+      float const* const bs_s = bs + slot * Cfg::b_stage + kk * Cfg::ldb_s + b_off;
+#pragma unroll
+      for (int i = 0; i < Cfg::mi; ++i)
+        *reinterpret_cast<float4*>(&a[i * 4]) = *reinterpret_cast<float4 const*>(&as_s[i * 32]);
+#pragma unroll
+      for (int j = 0; j < Cfg::ni; ++j)
+        *reinterpret_cast<float4*>(&b[j * 4]) = *reinterpret_cast<float4 const*>(&bs_s[j * 16]);
+    };
+    static_assert(Cfg::bk % 2 == 0, "k step 0 of every slice uses fragment buffer 0");
+    cp_async_wait<Cfg::stages - 2>();  // tile 0 has landed
+    __syncthreads();
+    load_frag(fa[0], fb[0], 0, 0);
+    for (int kt = 0; kt < ktiles; ++kt) {
+      // Slot write_slot held tile kt-1, whose last reads came before the barrier below
+      // in the previous slice.
+      int const next = kt + Cfg::stages - 1;
+      if (next < ktiles) load_tile(write_slot, next);
+      cp_async_commit();
+#pragma unroll
+      for (int kk = 0; kk < Cfg::bk; ++kk) {
+        int const cur = kk & 1, nxt = cur ^ 1;
+        if (kk + 1 < Cfg::bk) {
+          load_frag(fa[nxt], fb[nxt], read_slot, kk + 1);
+        } else {
+          cp_async_wait<Cfg::stages - 2>();  // tile kt+1 has landed (for this thread) ...
+          __syncthreads();                   // ... for every thread; slot of tile kt is done
+          read_slot = read_slot + 1 == Cfg::stages ? 0 : read_slot + 1;
+          write_slot = write_slot + 1 == Cfg::stages ? 0 : write_slot + 1;
+          if (kt + 1 < ktiles) load_frag(fa[nxt], fb[nxt], read_slot, 0);
+        }
+        #pragma unroll
+        for (int i = 0; i < Cfg::mi * 4; ++i)
+#pragma unroll
+          for (int j = 0; j < Cfg::ni * 4; ++j) acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
+      }
+    }
+  } else {
+    for (int kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<Cfg::stages - 2>();  // tile kt has landed (for this thread) ...
+      __syncthreads();                   // ... for every thread; slot (kt-1)%S is free again
+      int const next = kt + Cfg::stages - 1;
+      if (next < ktiles) load_tile(write_slot, next);
+      cp_async_commit();
+      warp_tile_mma<Cfg>(as + read_slot * Cfg::a_stage, bs + read_slot * Cfg::b_stage, a_off, b_off, acc);
+      read_slot = read_slot + 1 == Cfg::stages ? 0 : read_slot + 1;
+      write_slot = write_slot + 1 == Cfg::stages ? 0 : write_slot + 1;
+    }
   }
   cp_async_wait<0>();
   warp_tile_epilogue<Cfg, kVec>(p, m0 + a_off, n0 + b_off, acc);
 }
 
-template <class Cfg, bool kVec>
+template <class Cfg, bool kVec, bool kFragDB = false>
 __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel(problem p, int tiles_m, int tiles_n) {
-  cp_async_tile<Cfg, kVec>(p, tiles_m, tiles_n, static_cast<int>(blockIdx.x));
+  cp_async_tile<Cfg, kVec, kFragDB>(p, tiles_m, tiles_n, static_cast<int>(blockIdx.x));
 }
 
 /// Two problems in one launch (the bottom and right remainder strips): their blocks run
@@ -151,21 +348,21 @@ void launch_pair_cfg(problem const& p0, problem const& p1, cudaStream_t s) {
   MEMLAB_CHECK_LAUNCH();
 }
 
-template <class Cfg, bool kVec>
+template <class Cfg, bool kVec, bool kFragDB = false>
 void launch_cfg(problem const& p, cudaStream_t s) {
-  auto kernel = cp_async_kernel<Cfg, kVec>;
+  auto kernel = cp_async_kernel<Cfg, kVec, kFragDB>;
   if (Cfg::smem_bytes > 48 * 1024)
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes));
   int const tm = ceil_div(p.m, Cfg::bm), tn = ceil_div(p.n, Cfg::bn);
   kernel<<<static_cast<unsigned>(tm) * tn, Cfg::threads, Cfg::smem_bytes, s>>>(p, tm, tn);
   MEMLAB_CHECK_LAUNCH();
 }
-template <class Cfg>
+template <class Cfg, bool kFragDB = false>
 void launch_one(problem const& p, cudaStream_t s) {
   if (bc_vector_aligned(p))
-    launch_cfg<Cfg, true>(p, s);
+    launch_cfg<Cfg, true, kFragDB>(p, s);
   else
-    launch_cfg<Cfg, false>(p, s);
+    launch_cfg<Cfg, false, kFragDB>(p, s);
 }
 
 // The remainder strips (a few rows or columns, full k): small 32x32 tiles for many blocks
@@ -174,14 +371,14 @@ void launch_one(problem const& p, cudaStream_t s) {
 using cfg_edge = warp_tile_config<32, 32, 32, 32, 16, 4, 4>;
 
 /// Resident blocks per SM of a configuration on the current device (queried once).
-template <class Cfg>
+template <class Cfg, bool kFragDB = false>
 int blocks_per_sm() {
   static int const blocks = [] {
     int b = 0;
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(cp_async_kernel<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(cp_async_kernel<Cfg, true, kFragDB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            Cfg::smem_bytes));
     MEMLAB_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, cp_async_kernel<Cfg, true>, Cfg::threads, Cfg::smem_bytes));
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, cp_async_kernel<Cfg, true, kFragDB>, Cfg::threads, Cfg::smem_bytes));
     int dev = 0, sms = 0;
     MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
     MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -194,22 +391,22 @@ int blocks_per_sm() {
 /// almost empty but cost as much as full ones, and can add a wave: 1089 tiles on 264
 /// slots is 5 waves where 1024 is 4. Then the tile-multiple part runs alone and the
 /// remainder strips go to a small-tile kernel (cfg_edge).
-template <class Cfg>
+template <class Cfg, bool kFragDB = false>
 void launch_any(problem const& p, cudaStream_t s) {
   int const m_main = p.m / Cfg::bm * Cfg::bm, n_main = p.n / Cfg::bn * Cfg::bn;
   int const rem_m = p.m - m_main, rem_n = p.n - n_main;
   bool split = m_main > 0 && n_main > 0 && (rem_m > 0 || rem_n > 0) && rem_m <= Cfg::bm / 4 && rem_n <= Cfg::bn / 4;
   if (split) {
-    long long const slots = blocks_per_sm<Cfg>();
+    long long const slots = blocks_per_sm<Cfg, kFragDB>();
     long long const full = static_cast<long long>(ceil_div(p.m, Cfg::bm)) * ceil_div(p.n, Cfg::bn);
     long long const main = static_cast<long long>(m_main / Cfg::bm) * (n_main / Cfg::bn);
     split = slots > 0 && (main + slots - 1) / slots < (full + slots - 1) / slots;
   }
-  if (!split) return launch_one<Cfg>(p, s);
+  if (!split) return launch_one<Cfg, kFragDB>(p, s);
   problem q = p;
   q.m = m_main;
   q.n = n_main;
-  launch_one<Cfg>(q, s);
+  launch_one<Cfg, kFragDB>(q, s);
   problem b = p;  // bottom strip: the last rem_m rows, every column
   b.m = rem_m;
   b.a = p.a + static_cast<long long>(m_main) * p.lda;
@@ -227,9 +424,10 @@ void launch_any(problem const& p, cudaStream_t s) {
   else
     launch_pair_cfg<cfg_edge, false>(b, r, s);
 }
-template <class Cfg>
+template <class Cfg, bool kFragDB = false>
 cudaFuncAttributes attributes_any(bool aligned) {
-  return aligned ? func_attributes(cp_async_kernel<Cfg, true>) : func_attributes(cp_async_kernel<Cfg, false>);
+  return aligned ? func_attributes(cp_async_kernel<Cfg, true, kFragDB>)
+                 : func_attributes(cp_async_kernel<Cfg, false, kFragDB>);
 }
 
 //                               BM   BN  BK  WM  WN  S  blocks/SM
@@ -250,6 +448,13 @@ void launch_cp_async_128x256_k16(problem const& p, cudaStream_t s) { launch_any<
 void launch_cp_async_128x256_k16_s4(problem const& p, cudaStream_t s) { launch_any<cfg_128x256_k16_s4>(p, s); }
 cudaFuncAttributes attributes_cp_async_128x256_k16_s4(bool v) { return attributes_any<cfg_128x256_k16_s4>(v); }
 void launch_cp_async_256x128(problem const& p, cudaStream_t s) { launch_any<cfg_256x128>(p, s); }
+void launch_cp_async_128x256_db(problem const& p, cudaStream_t s) { launch_any<cfg_128x256, true>(p, s); }
+void launch_cp_async_128x256_k16_db(problem const& p, cudaStream_t s) { launch_any<cfg_128x256_k16, true>(p, s); }
+void launch_cp_async_128x128_w64x64_db(problem const& p, cudaStream_t s) { launch_any<cfg_128x128_w64, true>(p, s); }
+cudaFuncAttributes attributes_cp_async_128x256_db(bool v) { return attributes_any<cfg_128x256, true>(v); }
+cudaFuncAttributes attributes_cp_async_128x256_k16_db(bool v) { return attributes_any<cfg_128x256_k16, true>(v); }
+cudaFuncAttributes attributes_cp_async_128x128_w64x64_db(bool v) { return attributes_any<cfg_128x128_w64, true>(v); }
+
 cudaFuncAttributes attributes_cp_async_128x256_k16(bool v) { return attributes_any<cfg_128x256_k16>(v); }
 cudaFuncAttributes attributes_cp_async_256x128(bool v) { return attributes_any<cfg_256x128>(v); }
 cudaFuncAttributes attributes_cp_async_128x128(bool v) { return attributes_any<cfg_128x128>(v); }

@@ -36,6 +36,12 @@ std::vector<variant_entry> const& variants() {
        "cp.async 4-stage pipeline, 128x256x16 tile, 256 threads, 8x16 per thread"},
       {"cp_async_256x128", launch_cp_async_256x128, attributes_cp_async_256x128, false,
        "cp.async 3-stage pipeline, 256x128x8 tile, 256 threads, 8x16 per thread"},
+      {"cp_async_128x128_w64x64_db", launch_cp_async_128x128_w64x64_db, attributes_cp_async_128x128_w64x64_db, false,
+       "cp_async_128x128_w64x64 with register-double-buffered fragments, barrier inside the last k step"},
+      {"cp_async_128x256_db", launch_cp_async_128x256_db, attributes_cp_async_128x256_db, false,
+       "cp_async_128x256 with register-double-buffered fragments, barrier inside the last k step"},
+      {"cp_async_128x256_k16_db", launch_cp_async_128x256_k16_db, attributes_cp_async_128x256_k16_db, false,
+       "cp_async_128x256_k16 with register-double-buffered fragments, barrier inside the last k step"},
       {"cp_async_64x64", launch_cp_async_64x64, attributes_cp_async_64x64, false,
        "cp.async 4-stage pipeline, 64x64x8 tile, 128 threads, 4x8 per thread (small shapes)"},
   };
@@ -72,12 +78,14 @@ bool gemm_variant_needs_alignment(std::string const& variant) {
 }
 
 std::string gemm_default_variant(std::int64_t m, std::int64_t n, std::int64_t k) {
-  (void)k;
   // Fewer 128x128 tiles than SMs leaves most of the chip idle: 64x64 tiles give 4x the
-  // blocks. Otherwise the 128x256 / 8x16-per-thread pipeline (see docs/gemm-notes.md).
+  // blocks. Otherwise the 128x256 / 8x16-per-thread pipeline with double-buffered
+  // fragments; when k is not a multiple of 8 no tile takes the unpredicated interior
+  // path, and there BK = 16 halves the per-slice bounds work (docs/gemm-notes.md, step 4).
   std::int64_t const tiles = ((m + 127) / 128) * ((n + 127) / 128);
   if (tiles < detail::gemm::current_sm_count()) return "cp_async_64x64";
-  return "cp_async_128x256";
+  if (k % 8 != 0) return "cp_async_128x256_k16_db";
+  return "cp_async_128x256_db";
 }
 
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, float const* a, std::int64_t lda,

@@ -56,6 +56,9 @@ void launch_cp_async_64x64(problem const&, cudaStream_t);
 void launch_cp_async_128x256_k16(problem const&, cudaStream_t);
 void launch_cp_async_256x128(problem const&, cudaStream_t);
 void launch_cp_async_128x256_k16_s4(problem const&, cudaStream_t);
+void launch_cp_async_128x256_db(problem const&, cudaStream_t);
+void launch_cp_async_128x256_k16_db(problem const&, cudaStream_t);
+void launch_cp_async_128x128_w64x64_db(problem const&, cudaStream_t);
 cudaFuncAttributes attributes_naive(bool);
 cudaFuncAttributes attributes_coalesced(bool);
 cudaFuncAttributes attributes_smem_tiled(bool);
@@ -71,6 +74,9 @@ cudaFuncAttributes attributes_cp_async_64x64(bool);
 cudaFuncAttributes attributes_cp_async_128x256_k16(bool);
 cudaFuncAttributes attributes_cp_async_256x128(bool);
 cudaFuncAttributes attributes_cp_async_128x256_k16_s4(bool);
+cudaFuncAttributes attributes_cp_async_128x256_db(bool);
+cudaFuncAttributes attributes_cp_async_128x256_k16_db(bool);
+cudaFuncAttributes attributes_cp_async_128x128_w64x64_db(bool);
 
 // ---- seed 001 §1-2: TILE x TILE outputs per thread straight from global memory ----------
 /// C(n x n) = A * B for square row-major n x n; tile in {1, 2, 4, 8, 16, 32, 64}.
