@@ -7,6 +7,8 @@
 
 #include "kernels/transpose/02_tiled.cuh"
 #include "kernels/transpose/03_vector_tile.cuh"
+#include "kernels/transpose/04_pipelined.cuh"
+#include "kernels/transpose/05_tile64.cuh"
 #include "memlab/error.hpp"
 
 namespace memlab::kernels::transpose {
@@ -33,6 +35,38 @@ void launch_grouped(T const* in, T* out, std::size_t rows, std::size_t cols, std
   std::size_t const blocks = std::min<std::size_t>(row_tiles * col_tiles, static_cast<std::size_t>(INT_MAX));
   grouped<T, Layout, Tile, Rows><<<static_cast<unsigned>(blocks), dim3(Tile, Rows), 0, stream>>>(
       in, out, rows, cols, ld_in, ld_out, row_tiles, col_tiles, group);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+/// Step 9: persistent pipelined blocks, as many as fit on the device at once.
+template <class T, int Tile, int Rows>
+void launch_pipelined(T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
+                      cudaStream_t stream) {
+  auto kernel = pipelined<T, Tile, Rows>;
+  static int const resident = [&] {
+    int dev = 0, sms = 0, per_sm = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile * Rows, 0));
+    return sms * (per_sm > 0 ? per_sm : 1);
+  }();
+  std::size_t const col_tiles = (cols + Tile - 1) / Tile;
+  std::size_t const row_tiles = (rows + Tile - 1) / Tile;
+  std::size_t const blocks = std::min<std::size_t>(row_tiles * col_tiles, static_cast<std::size_t>(resident));
+  kernel<<<static_cast<unsigned>(blocks), dim3(Tile, Rows), 0, stream>>>(in, out, rows, cols, ld_in, ld_out, row_tiles,
+                                                                          col_tiles);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+/// Step 10: 64x64 tiles in two 32-column halves.
+template <class T>
+void launch_tile64(T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
+                   cudaStream_t stream) {
+  std::size_t const col_tiles = (cols + 63) / 64;
+  std::size_t const row_tiles = (rows + 63) / 64;
+  MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && row_tiles <= UINT_MAX, "matrix too large");
+  dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
+  tile64<T><<<grid, dim3(32, 8), 0, stream>>>(in, out, rows, cols, ld_in, ld_out, static_cast<unsigned>(row_tiles));
   MEMLAB_CHECK_LAUNCH();
 }
 

@@ -1,6 +1,6 @@
-// memlab::transpose (include/memlab/transpose.hpp): the ladder's multi_element_8 step (padded
-// 32x32 tile, 32x4 threads, eight elements per thread), the fastest step at 8192^2 on the
-// H200 (docs/transpose.md).
+// memlab::transpose (include/memlab/transpose.hpp): the ladder's tile64 step (64x64 tile in
+// two 32-column halves through a [32][65] buffer, 32x8 threads, 16 elements per thread), the
+// fastest step at 8192^2 on the H200 (docs/transpose.md).
 #include <cstdint>
 #include <limits>
 
@@ -33,7 +33,7 @@ void transpose_impl(T const* in, T* out, std::size_t rows, std::size_t cols, std
   auto const out_end = out_begin + ((cols - 1) * ld_out + rows) * sizeof(T);
   MEMLAB_EXPECTS(in_end <= out_begin || out_end <= in_begin, "in and out overlap (in-place transpose is not supported)");
   using namespace kernels::transpose;
-  launch_tiled<T, padded_layout<32>, 32, 4>(in, out, rows, cols, ld_in, ld_out, stream);
+  launch_tile64<T>(in, out, rows, cols, ld_in, ld_out, stream);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace memlab::kernels::transpose {
 
 std::vector<step> all_steps() {
   return {step::copy, step::naive, step::smem_tile, step::padded_tile, step::swizzled_tile, step::multi_element,
-          step::multi_element_8, step::vector_tile, step::grouped_tile};
+          step::multi_element_8, step::vector_tile, step::grouped_tile, step::pipelined, step::tile64};
 }
 
 char const* name(step s) noexcept {
@@ -25,6 +25,8 @@ char const* name(step s) noexcept {
     case step::multi_element_8: return "multi_element_8";
     case step::vector_tile: return "vector_tile";
     case step::grouped_tile: return "grouped_tile";
+    case step::pipelined: return "pipelined";
+    case step::tile64: return "tile64";
   }
   return "unknown";
 }
@@ -44,7 +46,9 @@ int predicted_conflict_ways(step s) noexcept {
     case step::multi_element:
     case step::multi_element_8:
     case step::vector_tile:
-    case step::grouped_tile: return 1;
+    case step::grouped_tile:
+    case step::pipelined:
+    case step::tile64: return 1;
     default: return 0;  // no shared memory
   }
 }
@@ -92,6 +96,8 @@ void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::s
     case step::vector_tile: return launch_vector_tiled<T>(in, out, rows, cols, ld_in, ld_out, stream);
     case step::grouped_tile:
       return launch_grouped<T, padded_layout<32>, 32, 8>(in, out, rows, cols, ld_in, ld_out, group, stream);
+    case step::pipelined: return launch_pipelined<T, 32, 4>(in, out, rows, cols, ld_in, ld_out, stream);
+    case step::tile64: return launch_tile64<T>(in, out, rows, cols, ld_in, ld_out, stream);
   }
 }
 

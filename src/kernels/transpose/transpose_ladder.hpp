@@ -20,6 +20,8 @@ enum class step {
   multi_element_8,  ///< [32][33], 32x4 threads, 8 elements each
   vector_tile,      ///< 16-byte loads and stores, [64][65] tile (floats), 16 elements per thread
   grouped_tile,     ///< multi_element with tiles rasterized in bands of `group` tile rows
+  pipelined,        ///< persistent blocks, next tile's loads in flight while this one is stored (8 per thread)
+  tile64,           ///< 64x64 tile as two 32-column halves, 32x8 threads, 16 elements each
 };
 
 std::vector<step> all_steps();
