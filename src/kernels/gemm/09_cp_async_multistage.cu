@@ -16,21 +16,6 @@ namespace memlab::detail::gemm {
 namespace {
 constexpr int kGroup = 8;
 
-__device__ __forceinline__ void cp_async_4_u32(std::uint32_t dst, void const* src) {
-#ifdef MEMLAB_GEMM_SYNC_COPY
-  *static_cast<float*>(__cvta_shared_to_generic(dst)) = *static_cast<float const*>(src);
-#else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
-#endif
-}
-__device__ __forceinline__ void cp_async_16_u32(std::uint32_t dst, void const* src) {
-#ifdef MEMLAB_GEMM_SYNC_COPY
-  *static_cast<float4*>(__cvta_shared_to_generic(dst)) = *static_cast<float4 const*>(src);
-#else
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-#endif
-}
-
 /// acc += a (x) b, visiting each 2x2 block of outputs in turn: (a0,b0) (a0,b1) (a1,b0)
 /// (a1,b1), the order cuBLAS's SIMT kernel issues its FFMAs in (its SASS on the H200): the
 /// two registers of a pair sit in different banks, so both multiplicands can come from the
@@ -87,14 +72,14 @@ __device__ __forceinline__ void interior_mainloop(problem const& p, int m0, int 
     std::uint32_t const ad = a_dst + slot * a_stage_bytes, bd = b_dst + slot * b_stage_bytes;
     float const* q = a_src;
 #pragma unroll
-    for (int i = 0; i < Cfg::a_loads; ++i, q += a_stride) cp_async_4_u32(ad + i * a_step * 4, q);
+    for (int i = 0; i < Cfg::a_loads; ++i, q += a_stride) cp_async_4_full(ad + i * a_step * 4, q);
     float const* r = b_src;
 #pragma unroll
     for (int i = 0; i < b_loads; ++i, r += b_stride) {
       if constexpr (kVec)
-        cp_async_16_u32(bd + i * b_rows_per_pass * Cfg::ldb_s * 4, r);
+        cp_async_16_full(bd + i * b_rows_per_pass * Cfg::ldb_s * 4, r);
       else
-        cp_async_4_u32(bd + i * b_rows_per_pass * Cfg::ldb_s * 4, r);
+        cp_async_4_full(bd + i * b_rows_per_pass * Cfg::ldb_s * 4, r);
     }
     ++loaded;
     bool const more = loaded < ktiles;  // stay on the last tile once it is issued
@@ -111,14 +96,7 @@ __device__ __forceinline__ void interior_mainloop(problem const& p, int m0, int 
   if constexpr (kFragDB) {
     float fa[2][Cfg::mi * 4], fb[2][Cfg::ni * 4];
     auto load_frag = [&](float (&a)[Cfg::mi * 4], float (&b)[Cfg::ni * 4], int slot, int kk) {
-      float const* const as_s = as + slot * Cfg::a_stage + kk * Cfg::lda_s + a_off;
-      float const* const bs_s = bs + slot * Cfg::b_stage + kk * Cfg::ldb_s + b_off;
-#pragma unroll
-      for (int i = 0; i < Cfg::mi; ++i)
-        *reinterpret_cast<float4*>(&a[i * 4]) = *reinterpret_cast<float4 const*>(&as_s[i * 32]);
-#pragma unroll
-      for (int j = 0; j < Cfg::ni; ++j)
-        *reinterpret_cast<float4*>(&b[j * 4]) = *reinterpret_cast<float4 const*>(&bs_s[j * 16]);
+      load_fragments<Cfg>(as + slot * Cfg::a_stage, bs + slot * Cfg::b_stage, a_off, b_off, kk, a, b);
     };
     static_assert(Cfg::bk % 2 == 0, "k step 0 of every slice uses fragment buffer 0");
     cp_async_wait<S - 2>();
@@ -266,14 +244,7 @@ __device__ __forceinline__ void cp_async_tile(problem const& p, int tiles_m, int
     // warp starts a slice by waiting on shared memory.
     float fa[2][Cfg::mi * 4], fb[2][Cfg::ni * 4];
     auto load_frag = [&](float (&a)[Cfg::mi * 4], float (&b)[Cfg::ni * 4], int slot, int kk) {
-      float const* const as_s = as + slot * Cfg::a_stage + kk * Cfg::lda_s + a_off;
-      float const* const bs_s = bs + slot * Cfg::b_stage + kk * Cfg::ldb_s + b_off;
-#pragma unroll
-      for (int i = 0; i < Cfg::mi; ++i)
-        *reinterpret_cast<float4*>(&a[i * 4]) = *reinterpret_cast<float4 const*>(&as_s[i * 32]);
-#pragma unroll
-      for (int j = 0; j < Cfg::ni; ++j)
-        *reinterpret_cast<float4*>(&b[j * 4]) = *reinterpret_cast<float4 const*>(&bs_s[j * 16]);
+      load_fragments<Cfg>(as + slot * Cfg::a_stage, bs + slot * Cfg::b_stage, a_off, b_off, kk, a, b);
     };
     static_assert(Cfg::bk % 2 == 0, "k step 0 of every slice uses fragment buffer 0");
     cp_async_wait<Cfg::stages - 2>();  // tile 0 has landed

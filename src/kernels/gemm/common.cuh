@@ -63,21 +63,25 @@ __device__ __forceinline__ void cp_async_16(void* dst, void const* src, int byte
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
 #endif
 }
-/// Unpredicated forms for tiles known to lie inside the matrices (no size operand to compute).
-__device__ __forceinline__ void cp_async_4_full(void* dst, void const* src) {
+/// Unpredicated forms for tiles known to lie inside the matrices (no size operand to
+/// compute). The shared-window address forms let a main loop step one 32-bit destination
+/// register instead of converting a generic pointer per copy.
+__device__ __forceinline__ void cp_async_4_full(std::uint32_t dst, void const* src) {
 #ifdef MEMLAB_GEMM_SYNC_COPY
-  *static_cast<float*>(dst) = *static_cast<float const*>(src);
+  *static_cast<float*>(__cvta_shared_to_generic(dst)) = *static_cast<float const*>(src);
 #else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
 #endif
 }
-__device__ __forceinline__ void cp_async_16_full(void* dst, void const* src) {
+__device__ __forceinline__ void cp_async_16_full(std::uint32_t dst, void const* src) {
 #ifdef MEMLAB_GEMM_SYNC_COPY
-  *static_cast<float4*>(dst) = *static_cast<float4 const*>(src);
+  *static_cast<float4*>(__cvta_shared_to_generic(dst)) = *static_cast<float4 const*>(src);
 #else
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 #endif
 }
+__device__ __forceinline__ void cp_async_4_full(void* dst, void const* src) { cp_async_4_full(smem_addr(dst), src); }
+__device__ __forceinline__ void cp_async_16_full(void* dst, void const* src) { cp_async_16_full(smem_addr(dst), src); }
 __device__ __forceinline__ void cp_async_commit() {
 #ifndef MEMLAB_GEMM_SYNC_COPY
   asm volatile("cp.async.commit_group;\n" ::);

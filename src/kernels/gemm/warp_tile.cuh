@@ -34,6 +34,19 @@ struct warp_tile_config {
 __device__ __forceinline__ int lane_row(int lane) { return lane / 4; }
 __device__ __forceinline__ int lane_col(int lane) { return lane % 4; }
 
+/// A lane's fragments for k step kk of one slice: MI float4 of A (32 rows apart) and NI
+/// float4 of B (16 columns apart).
+template <class Cfg>
+__device__ __forceinline__ void load_fragments(float const* __restrict__ as, float const* __restrict__ bs, int a_off,
+                                               int b_off, int kk, float (&a)[Cfg::mi * 4], float (&b)[Cfg::ni * 4]) {
+#pragma unroll
+  for (int i = 0; i < Cfg::mi; ++i)
+    *reinterpret_cast<float4*>(&a[i * 4]) = *reinterpret_cast<float4 const*>(&as[kk * Cfg::lda_s + a_off + i * 32]);
+#pragma unroll
+  for (int j = 0; j < Cfg::ni; ++j)
+    *reinterpret_cast<float4*>(&b[j * 4]) = *reinterpret_cast<float4 const*>(&bs[kk * Cfg::ldb_s + b_off + j * 16]);
+}
+
 /// acc += A_s[k][rows] (x) B_s[k][cols] over one BK slice held in shared memory.
 template <class Cfg>
 __device__ __forceinline__ void warp_tile_mma(float const* __restrict__ as, float const* __restrict__ bs, int a_off,
@@ -41,12 +54,7 @@ __device__ __forceinline__ void warp_tile_mma(float const* __restrict__ as, floa
 #pragma unroll
   for (int kk = 0; kk < Cfg::bk; ++kk) {
     float a[Cfg::mi * 4], b[Cfg::ni * 4];
-#pragma unroll
-    for (int i = 0; i < Cfg::mi; ++i)
-      *reinterpret_cast<float4*>(&a[i * 4]) = *reinterpret_cast<float4 const*>(&as[kk * Cfg::lda_s + a_off + i * 32]);
-#pragma unroll
-    for (int j = 0; j < Cfg::ni; ++j)
-      *reinterpret_cast<float4*>(&b[j * 4]) = *reinterpret_cast<float4 const*>(&bs[kk * Cfg::ldb_s + b_off + j * 16]);
+    load_fragments<Cfg>(as, bs, a_off, b_off, kk, a, b);
 #pragma unroll
     for (int i = 0; i < Cfg::mi * 4; ++i)
 #pragma unroll
