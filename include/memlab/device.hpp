@@ -42,5 +42,8 @@ struct device_info {
 int device_count() noexcept;
 /// Properties of device `index`; throws memlab::error when it does not exist.
 device_info query_device(int index);
+/// Multiprocessors of the calling thread's current device: one attribute read, cheap
+/// enough for launch code that sizes a grid (query_device reads every property).
+int current_device_sm_count();
 
 }  // namespace memlab

@@ -15,6 +15,13 @@ int device_count() noexcept {
   return count;
 }
 
+int current_device_sm_count() {
+  int dev = 0, sms = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
+}
+
 device_info query_device(int index) {
   int const count = device_count();
   if (count == 0) throw error("no CUDA device is present (cudaGetDeviceCount found none)", cudaErrorNoDevice);

@@ -11,6 +11,7 @@
 // slice barrier inside the last k step, so the next slice's first shared loads overlap
 // the last FFMAs (docs/gemm-notes.md, steps 4-5, with the ncu readings behind both).
 #include "kernels/gemm/warp_tile.cuh"
+#include "memlab/device.hpp"
 
 namespace memlab::detail::gemm {
 namespace {
@@ -350,10 +351,7 @@ int blocks_per_sm() {
                                            Cfg::smem_bytes));
     MEMLAB_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, cp_async_kernel<Cfg, true, kFragDB>, Cfg::threads, Cfg::smem_bytes));
-    int dev = 0, sms = 0;
-    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return b * sms;
+    return b * current_device_sm_count();
   }();
   return blocks;
 }

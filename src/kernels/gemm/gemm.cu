@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/gemm/common.cuh"
+#include "memlab/device.hpp"
 #include "memlab/gemm.hpp"
 
 namespace memlab {
@@ -54,15 +55,6 @@ variant_entry const* find_variant(std::string const& name) {
   return nullptr;
 }
 
-namespace {
-int current_sm_count() {
-  int dev = 0, sms = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
-}  // namespace
-
 }  // namespace detail::gemm
 
 std::vector<std::string> gemm_variants() {
@@ -83,7 +75,7 @@ std::string gemm_default_variant(std::int64_t m, std::int64_t n, std::int64_t k)
   // fragments; when k is not a multiple of 8 no tile takes the unpredicated interior
   // path, and there BK = 16 halves the per-slice bounds work (docs/gemm-notes.md, step 4).
   std::int64_t const tiles = ((m + 127) / 128) * ((n + 127) / 128);
-  if (tiles < detail::gemm::current_sm_count()) return "cp_async_64x64";
+  if (tiles < current_device_sm_count()) return "cp_async_64x64";
   if (k % 8 != 0) return "cp_async_128x256_k16_db";
   return "cp_async_128x256_db";
 }

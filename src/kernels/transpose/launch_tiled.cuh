@@ -9,6 +9,7 @@
 #include "kernels/transpose/03_vector_tile.cuh"
 #include "kernels/transpose/04_pipelined.cuh"
 #include "kernels/transpose/05_tile64.cuh"
+#include "memlab/device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::kernels::transpose {
@@ -44,11 +45,9 @@ void launch_pipelined(T const* in, T* out, std::size_t rows, std::size_t cols, s
                       cudaStream_t stream) {
   auto kernel = pipelined<T, Tile, Rows>;
   static int const resident = [&] {
-    int dev = 0, sms = 0, per_sm = 0;
-    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    int per_sm = 0;
     MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile * Rows, 0));
-    return sms * (per_sm > 0 ? per_sm : 1);
+    return current_device_sm_count() * (per_sm > 0 ? per_sm : 1);
   }();
   std::size_t const col_tiles = (cols + Tile - 1) / Tile;
   std::size_t const row_tiles = (rows + Tile - 1) / Tile;

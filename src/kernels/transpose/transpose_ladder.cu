@@ -5,6 +5,7 @@
 #include "kernels/transpose/00_copy.cuh"
 #include "kernels/transpose/01_naive.cuh"
 #include "kernels/transpose/launch_tiled.cuh"
+#include "memlab/device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::kernels::transpose {
@@ -64,9 +65,7 @@ void run(step s, T const* in, T* out, std::size_t rows, std::size_t cols, std::s
       MEMLAB_EXPECTS(ld_in == cols && ld_out == rows, "copy needs packed matrices");
       MEMLAB_EXPECTS(reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0,
                      "copy needs 16-byte-aligned buffers");
-      int sms = 0, dev = 0;
-      MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-      MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      int const sms = current_device_sm_count();
       std::size_t const n = rows * cols;
       std::size_t const need = (n / (16 / sizeof(T)) + 255) / 256 + 1;
       int const grid = static_cast<int>(std::min<std::size_t>(need, std::size_t(sms) * 8));
