@@ -9,7 +9,7 @@
 #include <memlab/version.hpp>
 
 int main() {
-  std::printf("memlab %s\n", MEMLAB_VERSION);
+  std::printf("memlab %s (kernels for CUDA architectures %s)\n", MEMLAB_VERSION, MEMLAB_CUDA_ARCHITECTURES);
   if (memlab::device_count() == 0) {
     std::printf("no CUDA device: nothing to run\n");
     return 0;
