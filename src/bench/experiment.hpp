@@ -68,6 +68,7 @@ struct experiment {
   std::function<void(state&)> body;
   bool default_suite = true;   ///< part of `memlab run` with no argument
   bool needs_ceiling = false;  ///< rows are bandwidth rows: the run measures `ceilings` first
+  bool listed = true;          ///< shown by `memlab list` (false: the harness's own self-tests)
   std::string family() const { return id.substr(0, id.find('.')); }
 };
 

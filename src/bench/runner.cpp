@@ -1,5 +1,6 @@
 #include "bench/runner.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +12,10 @@
 #include <set>
 #include <sstream>
 
+#include "bench/execute.hpp"
+#include "bench/worker.hpp"
 #include "memlab/error.hpp"
+#include "memlab/version.hpp"
 
 namespace memlab::bench {
 
@@ -219,72 +223,60 @@ std::string now_iso() {
   return buf;
 }
 
-std::string format_duration(double s) {
-  char buf[32];
-  int const m = static_cast<int>(s) / 60;
-  std::snprintf(buf, sizeof buf, "%d:%02d", m, static_cast<int>(s) % 60);
-  return buf;
-}
-
-std::string point_label(std::map<std::string, param_value> const& p) {
-  std::string out;
-  for (auto const& [k, v] : p) out += (out.empty() ? "" : " ") + k + "=" + to_string(v);
-  return out;
-}
-
-/// True when the context is unusable (a sticky error such as an illegal address).
-bool context_broken(std::string* why) {
-  cudaError_t const first = cudaDeviceSynchronize();
-  (void)cudaGetLastError();
-  if (first == cudaSuccess) return false;
-  cudaError_t const again = cudaDeviceSynchronize();
-  (void)cudaGetLastError();
-  if (again == cudaSuccess) return false;
-  *why = std::string(cudaGetErrorName(again)) + ": " + cudaGetErrorString(again);
-  return true;
-}
-
-class progress_printer {
+/// Builds the record from what the executing loop reports, in this process or a worker:
+/// rows as they come, the experiment's entry and a flush as each experiment ends.
+class record_sink final : public run_sink {
  public:
-  progress_printer(bool enabled, int total) : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0), total_(total) {
-    t0_ = last_ = std::chrono::steady_clock::now();
+  record_sink(run_record& rec, run_summary& sum) : rec_(rec), sum_(sum) {}
+  void started(nlohmann::json const& image) override {
+    if (!rec_.meta.contains("image")) rec_.meta["image"] = image;
   }
-  void begin_experiment(experiment const& e, int points) {
-    if (!enabled_) return;
-    exp_t0_ = std::chrono::steady_clock::now();
-    if (!tty_) std::fprintf(stderr, "memlab: %-28s %4d points ...\n", e.id.c_str(), points);
+  void begin_experiment(std::string const& id, int points) override {
+    points_ = points;
+    failed_ = 0;
+    (void)id;
   }
-  void point(experiment const& e, std::map<std::string, param_value> const& p) {
-    ++done_;
-    if (!enabled_) return;
-    auto const now = std::chrono::steady_clock::now();
-    double const elapsed = std::chrono::duration<double>(now - t0_).count();
-    std::string left = "?";
-    if (done_ > 0 && done_ < total_) left = "~" + format_duration(elapsed / done_ * (total_ - done_));
-    if (tty_) {
-      std::string line = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + e.id + " " +
-                         point_label(p) + "  " + format_duration(elapsed) + " elapsed, " + left + " left";
-      if (line.size() > 110) line.resize(110);
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    } else if (std::chrono::duration<double>(now - last_).count() > 10.0) {
-      std::fprintf(stderr, "memlab:   %d/%d points, %s elapsed, %s left\n", done_, total_,
-                   format_duration(elapsed).c_str(), left.c_str());
-      last_ = now;
+  void begin_point(std::string const&, std::string const&) override {}
+  void add_row(row const& r) override {
+    rec_.rows.push_back(r);
+    ++sum_.rows;
+    if (r.error) {
+      ++sum_.errors;
+      ++failed_;
+    } else if (r.skipped) {
+      ++sum_.skipped;
+    } else if (r.check.status == verdict::passed) {
+      ++sum_.passed;
+    } else if (r.check.status == verdict::failed) {
+      ++sum_.failed;
+      ++failed_;
+    } else {
+      ++sum_.not_verified;
     }
   }
-  void end_experiment(experiment const& e, int failed) {
-    if (!enabled_) return;
-    double const s = std::chrono::duration<double>(std::chrono::steady_clock::now() - exp_t0_).count();
-    if (tty_) std::fprintf(stderr, "\r\033[K");
-    std::fprintf(stderr, "memlab: %-28s done in %.1f s%s\n", e.id.c_str(), s,
-                 failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "");
+  void end_experiment(std::string const& id, std::string const& status, std::optional<double> ceiling_gbps,
+                      std::optional<double> fp32_peak_tflops) override {
+    experiment const* e = registry::instance().find(id);
+    rec_.meta["experiments"].push_back({{"id", id},
+                                        {"description", e ? e->description : ""},
+                                        {"seed_ref", e ? e->seed_ref : ""},
+                                        {"points", points_},
+                                        {"status", status}});
+    if (status == "error") ++sum_.lost_experiments;
+    auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+    rec_.meta["ceilings"] = {{"d2d_copy_gbps", opt(ceiling_gbps)}, {"fp32_peak_tflops", opt(fp32_peak_tflops)}};
+    rec_.flush();  // a crash later loses only the experiment in flight
   }
 
  private:
-  bool enabled_, tty_;
-  int total_, done_ = 0;
-  std::chrono::steady_clock::time_point t0_, last_, exp_t0_;
+  run_record& rec_;
+  run_summary& sum_;
+  int points_ = 0, failed_ = 0;
 };
+
+nlohmann::json build_json() {
+  return {{"cuda_architectures", MEMLAB_CUDA_ARCHITECTURES}, {"cuda_compiler", MEMLAB_CUDA_COMPILER}};
+}
 
 }  // namespace
 
@@ -313,20 +305,27 @@ run_summary run(run_options const& opt, run_record& record) {
       throw usage_error("axis override names experiment '" + o.experiment + "', which is not selected");
     }
   }
-  std::vector<std::vector<std::map<std::string, param_value>>> points;
-  int total = 0;
+  run_plan plan;
   for (auto const* e : selected) {
-    points.push_back(expand_points(*e, opt.quick, opt.overrides));
-    total += static_cast<int>(points.back().size());
+    plan.total_points += static_cast<int>(expand_points(*e, opt.quick, opt.overrides).size());
+    plan.experiments.push_back(e->id);
   }
+  plan.device = opt.device;
+  plan.overrides = opt.overrides;
+  plan.timing = opt.timing;
+  plan.quick = opt.quick;
+  plan.seed = opt.seed;
+  plan.progress = opt.progress;
 
+  // The device query creates no context: the parent of isolated workers stays off the GPU.
   device_info const dev = query_device(opt.device);  // throws: no device / bad index
-  MEMLAB_CUDA_CHECK(cudaSetDevice(opt.device));
 
   record.meta["format_version"] = record_format_version;
   record.meta["started"] = now_iso();
   record.meta["finished"] = nullptr;
   record.meta["device"] = to_json(dev);
+  record.meta["build"] = build_json();
+  record.meta["isolation"] = opt.worker_executable.empty() ? "in-process" : "worker process per run slice";
   record.meta["timing"] = {{"cold", opt.timing.cold},           {"max_noise", opt.timing.max_noise},
                            {"min_time_s", opt.timing.min_time_s}, {"min_samples", opt.timing.min_samples},
                            {"max_samples", opt.timing.max_samples}, {"timeout_s", opt.timing.timeout_s},
@@ -336,61 +335,24 @@ run_summary run(run_options const& opt, run_record& record) {
   record.meta["experiments"] = nlohmann::json::array();
   record.flush();
 
-  run_context ctx(dev, opt.timing, opt.quick, opt.seed);
-  progress_printer progress(opt.progress, total);
   run_summary sum;
-
-  for (std::size_t ei = 0; ei < selected.size() && !sum.aborted; ++ei) {
-    experiment const& exp = *selected[ei];
-    progress.begin_experiment(exp, static_cast<int>(points[ei].size()));
-    std::vector<row> rows;
-    int failed_here = 0;
-    for (auto const& point : points[ei]) {
-      state st(ctx, exp, point);
-      try {
-        exp.body(st);
-      } catch (skip_exception const& s) {
-        st.result().skipped = s.reason;
-      } catch (std::exception const& e) {
-        st.result().error = e.what();
-        std::fprintf(stderr, "%smemlab: error in %s %s: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "",
-                     exp.id.c_str(), point_label(point).c_str(), e.what());
-        std::string why;
-        if (context_broken(&why)) {
-          sum.aborted = true;
-          sum.abort_reason = "the CUDA context is unusable after " + exp.id + " (" + why + ")";
-        }
+  record_sink sink(record, sum);
+  {
+    signal_guard guard(/*exit_on_second=*/opt.worker_executable.empty());
+    if (opt.worker_executable.empty()) {
+      std::string lost;
+      if (execute(plan, sink, &signal_guard::count(), &lost) == execute_result::context_lost) {
+        sum.aborted = true;
+        sum.abort_reason = "the CUDA context is unusable (" + lost + "); run without --in-process to go on after it";
       }
-      rows.push_back(st.finish());
-      row const& r = rows.back();
-      ++sum.rows;
-      if (r.error) {
-        ++sum.errors;
-        ++failed_here;
-      } else if (r.skipped) {
-        ++sum.skipped;
-      } else if (r.check.status == verdict::passed) {
-        ++sum.passed;
-      } else if (r.check.status == verdict::failed) {
-        ++sum.failed;
-        ++failed_here;
-      } else {
-        ++sum.not_verified;
-      }
-      progress.point(exp, point);
-      if (sum.aborted) break;
+    } else {
+      run_isolated(opt.worker_executable, plan, sink, signal_guard::count());
     }
-    record.append(rows);
-    record.meta["experiments"].push_back({{"id", exp.id},
-                                          {"description", exp.description},
-                                          {"seed_ref", exp.seed_ref},
-                                          {"points", points[ei].size()},
-                                          {"status", sum.aborted ? "aborted" : failed_here ? "failed" : "completed"}});
-    record.meta["ceilings"] = {{"d2d_copy_gbps", ctx.ceiling_gbps ? nlohmann::json(*ctx.ceiling_gbps) : nlohmann::json()},
-                               {"fp32_peak_tflops",
-                                ctx.fp32_peak_tflops ? nlohmann::json(*ctx.fp32_peak_tflops) : nlohmann::json()}};
-    record.flush();  // a crash later loses only the experiment in flight
-    progress.end_experiment(exp, failed_here);
+    sum.signal = signal_guard::count().load() > 0 ? signal_guard::last_signal() : 0;
+  }
+  if (sum.signal) {
+    sum.aborted = true;
+    sum.abort_reason = std::string("stopped by ") + (sum.signal == SIGTERM ? "SIGTERM" : "SIGINT");
   }
   record.meta["finished"] = now_iso();
   if (sum.aborted) record.meta["aborted"] = sum.abort_reason;

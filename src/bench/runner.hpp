@@ -73,16 +73,23 @@ struct run_options {
   std::string output_dir;                ///< run.json lands here
   std::string command_line;
   bool progress = true;                  ///< progress lines on stderr
+  /// The memlab executable that runs experiments in worker processes (`memlab __worker`),
+  /// so that a kernel that breaks its CUDA context costs one experiment. "" runs them in
+  /// this process, where such a kernel ends the run.
+  std::string worker_executable;
 };
 
 struct run_summary {
   int rows = 0, passed = 0, failed = 0, not_verified = 0, skipped = 0, errors = 0;
-  bool aborted = false;  ///< a sticky CUDA error ended the run early
+  int lost_experiments = 0;  ///< experiments that ended in an error (lost context, dead worker)
+  bool aborted = false;      ///< the run stopped early: a signal, or a lost context in-process
+  int signal = 0;            ///< SIGINT or SIGTERM when a signal stopped the run
   std::string abort_reason;
 };
 
 /// Runs the selection; the record is flushed to output_dir/run.json after every
-/// experiment. Throws usage_error for a bad selection or override (before any work),
+/// experiment. SIGINT/SIGTERM stop it after the point in flight (summary.signal set);
+/// a second one at once. Throws usage_error for a bad selection or override (before any work),
 /// memlab::error when no device is usable.
 run_summary run(run_options const& opt, run_record& record);
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "bench/record.hpp"
 #include "bench/runner.hpp"
+#include "bench/worker.hpp"
 #include "memlab/device.hpp"
 #include "memlab/error.hpp"
 #include "memlab/version.hpp"
@@ -82,6 +84,16 @@ void write_view(std::string const& path, std::string const& text, std::ostream& 
   if (!f || !(f << text)) throw error("cannot write " + path);
 }
 
+/// This program's own path, for the worker processes of a run (MEMLAB_WORKER_EXECUTABLE
+/// overrides it, for programs that call run_cli in-process, such as the tests).
+std::string self_executable() {
+  if (char const* env = std::getenv("MEMLAB_WORKER_EXECUTABLE"); env && *env) return env;
+  std::error_code ec;
+  auto const p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw error("cannot find this program's path (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
 std::string joined_command_line(std::vector<std::string> const& args) {
   std::string out;
   for (auto const& a : args) {
@@ -138,6 +150,19 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   run_cmd->add_option("--md", md_path, "Write the Markdown tables to FILE ('-': stdout, the default)");
   run_cmd->add_flag("--no-report", no_report, "Do not render the report (report.md and plots) at the end");
   run_cmd->add_flag("--no-progress", no_progress, "No progress lines on stderr");
+  bool in_process = false;
+  run_cmd->add_flag("--in-process", in_process,
+                    "Run the experiments in this process (for a debugger); by default they run in a worker "
+                    "process, restarted after a kernel breaks its CUDA context, so one broken kernel costs "
+                    "one experiment");
+
+  // memlab __worker: the process that executes a run's experiments (not for users).
+  auto* worker_cmd = app.add_subcommand("__worker", "");
+  worker_cmd->group("");
+  std::string worker_plan;
+  int worker_fd = -1;
+  worker_cmd->add_option("--plan", worker_plan)->required();
+  worker_cmd->add_option("--fd", worker_fd)->required();
 
   // memlab report
   auto* report_cmd = app.add_subcommand("report", "Render a run record as Markdown with plots");
@@ -177,6 +202,7 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   }
 
   try {
+    if (*worker_cmd) return bench::worker_main(worker_plan, worker_fd);
     if (*device_cmd) {
       int const count = device_count();
       if (count == 0) throw error("no CUDA device is present (cudaGetDeviceCount found none)");
@@ -200,6 +226,7 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
       std::size_t width = 0;
       for (auto const& e : all) width = std::max(width, e.id.size());
       for (auto const& e : all) {
+        if (!e.listed) continue;
         out << std::left << std::setw(static_cast<int>(width) + 2) << e.id << e.description << "\n";
         if (list_verbose) {
           out << "    seed: " << (e.seed_ref.empty() ? "-" : e.seed_ref)
@@ -231,6 +258,7 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
       ro.output_dir = output_dir.empty() ? default_output_dir() : output_dir;
       ro.command_line = joined_command_line(args);
       ro.progress = !no_progress;
+      if (!in_process) ro.worker_executable = self_executable();
       // Usage errors (selection, overrides) surface before the device is touched.
       (void)bench::registry::instance().select(ro.selection);
       bench::run_record record((std::filesystem::path(ro.output_dir) / "run.json").string());
@@ -276,10 +304,17 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
         err << "memlab: error: " << fatal << "\n";
         return exit_failure;
       }
+      if (sum.signal) {
+        err << "memlab: run stopped by a signal; the record keeps every finished row\n";
+        return 128 + sum.signal;  // 130 for SIGINT, 143 for SIGTERM, as a shell reports them
+      }
       if (sum.aborted) {
         err << "memlab: error: run stopped early: " << sum.abort_reason << "\n";
         return exit_failure;
       }
+      if (sum.lost_experiments > 0)
+        err << "memlab: " << sum.lost_experiments
+            << " experiment(s) ended in an error that broke the CUDA context; the run went on in a fresh process\n";
       return (sum.failed > 0 || sum.errors > 0) ? exit_failure : exit_ok;
     }
 

@@ -1,0 +1,207 @@
+#include "bench/execute.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "bench/image.hpp"
+#include "memlab/error.hpp"
+
+namespace memlab::bench {
+
+// ------------------------------------------------------------------ the plan
+
+nlohmann::json to_json(run_plan const& p) {
+  nlohmann::json overrides = nlohmann::json::array();
+  for (auto const& o : p.overrides) overrides.push_back({{"experiment", o.experiment}, {"axis", o.axis}, {"values", o.values}});
+  auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  auto const& t = p.timing;
+  return {{"device", p.device},
+          {"experiments", p.experiments},
+          {"overrides", overrides},
+          {"timing",
+           {{"cold", t.cold},
+            {"max_noise", t.max_noise},
+            {"min_time_s", t.min_time_s},
+            {"min_samples", t.min_samples},
+            {"max_samples", t.max_samples},
+            {"timeout_s", t.timeout_s},
+            {"warmup", t.warmup},
+            {"profile", t.profile}}},
+          {"quick", p.quick},
+          {"seed", p.seed},
+          {"ceiling_gbps", opt(p.ceiling_gbps)},
+          {"fp32_peak_tflops", opt(p.fp32_peak_tflops)},
+          {"progress", p.progress},
+          {"total_points", p.total_points},
+          {"done_points", p.done_points},
+          {"elapsed_s", p.elapsed_s}};
+}
+
+run_plan plan_from_json(nlohmann::json const& j) {
+  run_plan p;
+  p.device = j.at("device").get<int>();
+  p.experiments = j.at("experiments").get<std::vector<std::string>>();
+  for (auto const& o : j.at("overrides"))
+    p.overrides.push_back({o.at("experiment").get<std::string>(), o.at("axis").get<std::string>(),
+                           o.at("values").get<std::string>()});
+  auto const& t = j.at("timing");
+  p.timing.cold = t.at("cold").get<bool>();
+  p.timing.max_noise = t.at("max_noise").get<double>();
+  p.timing.min_time_s = t.at("min_time_s").get<double>();
+  p.timing.min_samples = t.at("min_samples").get<int>();
+  p.timing.max_samples = t.at("max_samples").get<int>();
+  p.timing.timeout_s = t.at("timeout_s").get<double>();
+  p.timing.warmup = t.at("warmup").get<int>();
+  p.timing.profile = t.at("profile").get<bool>();
+  p.quick = j.at("quick").get<bool>();
+  p.seed = j.at("seed").get<std::uint64_t>();
+  if (!j.at("ceiling_gbps").is_null()) p.ceiling_gbps = j["ceiling_gbps"].get<double>();
+  if (!j.at("fp32_peak_tflops").is_null()) p.fp32_peak_tflops = j["fp32_peak_tflops"].get<double>();
+  p.progress = j.at("progress").get<bool>();
+  p.total_points = j.at("total_points").get<int>();
+  p.done_points = j.at("done_points").get<int>();
+  p.elapsed_s = j.at("elapsed_s").get<double>();
+  return p;
+}
+
+std::string point_label(std::map<std::string, param_value> const& p) {
+  std::string out;
+  for (auto const& [k, v] : p) out += (out.empty() ? "" : " ") + k + "=" + to_string(v);
+  return out;
+}
+
+// ------------------------------------------------------------------ the loop
+
+namespace {
+
+std::string format_duration(double s) {
+  char buf[32];
+  int const m = static_cast<int>(s) / 60;
+  std::snprintf(buf, sizeof buf, "%d:%02d", m, static_cast<int>(s) % 60);
+  return buf;
+}
+
+/// True when the context is unusable (a sticky error such as an illegal address): a
+/// second synchronize still fails where a plain launch error would have been cleared.
+bool context_broken(std::string* why) {
+  cudaError_t const first = cudaDeviceSynchronize();
+  (void)cudaGetLastError();
+  if (first == cudaSuccess) return false;
+  cudaError_t const again = cudaDeviceSynchronize();
+  (void)cudaGetLastError();
+  if (again == cudaSuccess) return false;
+  *why = std::string(cudaGetErrorName(again)) + ": " + cudaGetErrorString(again);
+  return true;
+}
+
+class progress_printer {
+ public:
+  explicit progress_printer(run_plan const& plan)
+      : enabled_(plan.progress),
+        tty_(isatty(STDERR_FILENO) != 0),
+        total_(plan.total_points),
+        done_(plan.done_points),
+        before_s_(plan.elapsed_s) {
+    t0_ = last_ = std::chrono::steady_clock::now();
+  }
+  void begin_experiment(experiment const& e, int points) {
+    if (!enabled_) return;
+    exp_t0_ = std::chrono::steady_clock::now();
+    if (!tty_) std::fprintf(stderr, "memlab: %-28s %4d points ...\n", e.id.c_str(), points);
+  }
+  void point(experiment const& e, std::map<std::string, param_value> const& p) {
+    ++done_;
+    if (!enabled_) return;
+    auto const now = std::chrono::steady_clock::now();
+    double const elapsed = before_s_ + std::chrono::duration<double>(now - t0_).count();
+    std::string left = "?";
+    if (done_ > 0 && done_ < total_) left = "~" + format_duration(elapsed / done_ * (total_ - done_));
+    if (tty_) {
+      std::string line = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + e.id + " " +
+                         point_label(p) + "  " + format_duration(elapsed) + " elapsed, " + left + " left";
+      if (line.size() > 110) line.resize(110);
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    } else if (std::chrono::duration<double>(now - last_).count() > 10.0) {
+      std::fprintf(stderr, "memlab:   %d/%d points, %s elapsed, %s left\n", done_, total_,
+                   format_duration(elapsed).c_str(), left.c_str());
+      last_ = now;
+    }
+  }
+  void end_experiment(experiment const& e, std::string const& status, int failed) {
+    if (!enabled_) return;
+    double const s = std::chrono::duration<double>(std::chrono::steady_clock::now() - exp_t0_).count();
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+    std::string note = failed ? " (" + std::to_string(failed) + " failed)" : "";
+    if (status == "aborted" || status == "error") note += " [" + status + "]";
+    std::fprintf(stderr, "memlab: %-28s done in %.1f s%s\n", e.id.c_str(), s, note.c_str());
+  }
+
+ private:
+  bool enabled_, tty_;
+  int total_, done_;
+  double before_s_;
+  std::chrono::steady_clock::time_point t0_, last_, exp_t0_;
+};
+
+bool counts_as_failed(row const& r) { return r.error || (!r.skipped && r.check.status == verdict::failed); }
+
+}  // namespace
+
+execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> const* stop, std::string* lost_reason) {
+  auto& reg = registry::instance();
+  device_info const dev = query_device(plan.device);
+  MEMLAB_CUDA_CHECK(cudaSetDevice(plan.device));
+  run_context ctx(dev, plan.timing, plan.quick, plan.seed);
+  sink.started(to_json(running_image()));
+  ctx.ceiling_gbps = plan.ceiling_gbps;
+  ctx.fp32_peak_tflops = plan.fp32_peak_tflops;
+  progress_printer progress(plan);
+  auto stopping = [&] { return stop && stop->load() != 0; };
+
+  for (std::string const& id : plan.experiments) {
+    experiment const* exp = reg.find(id);
+    if (!exp) throw error("the plan names an unknown experiment '" + id + "'");
+    auto const points = expand_points(*exp, plan.quick, plan.overrides);
+    sink.begin_experiment(id, static_cast<int>(points.size()));
+    progress.begin_experiment(*exp, static_cast<int>(points.size()));
+    int failed_here = 0;
+    std::string status;
+    for (auto const& point : points) {
+      if (stopping()) {
+        status = "aborted";
+        break;
+      }
+      sink.begin_point(id, point_label(point));
+      state st(ctx, *exp, point);
+      bool lost = false;
+      try {
+        exp->body(st);
+      } catch (skip_exception const& s) {
+        st.result().skipped = s.reason;
+      } catch (std::exception const& e) {
+        st.result().error = e.what();
+        std::fprintf(stderr, "%smemlab: error in %s %s: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "", id.c_str(),
+                     point_label(point).c_str(), e.what());
+        lost = context_broken(lost_reason);
+      }
+      row const r = st.finish();
+      failed_here += counts_as_failed(r) ? 1 : 0;
+      sink.add_row(r);
+      progress.point(*exp, point);
+      if (lost) {
+        progress.end_experiment(*exp, "error", failed_here);
+        sink.end_experiment(id, "error", ctx.ceiling_gbps, ctx.fp32_peak_tflops);
+        return execute_result::context_lost;
+      }
+    }
+    if (status.empty()) status = failed_here ? "failed" : "completed";
+    progress.end_experiment(*exp, status, failed_here);
+    sink.end_experiment(id, status, ctx.ceiling_gbps, ctx.fp32_peak_tflops);
+    if (status == "aborted") return execute_result::interrupted;
+  }
+  return execute_result::completed;
+}
+
+}  // namespace memlab::bench
