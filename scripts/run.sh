@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds the release preset and runs memlab's default suite on GPU 0.
+# Sets up, builds the release preset (for the GPU in this machine) and runs memlab's
+# default suite on GPU 0.
 # Results (run.json, run.md, report.md and plots) go to memlab-results/<time>/, or to
 # the folder given with -o. Extra arguments go to `memlab run`, e.g.
 #   scripts/run.sh coalescing -o out/     scripts/run.sh --quick
@@ -13,6 +14,11 @@ if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep
   [ "${MEMLAB_BUILD_ANYWAY:-0}" = 1 ] || exit 1
 fi
 source scripts/setup.sh --plots
-cmake --preset release >/dev/null
+# The release preset builds for the GPU in this machine (nvidia-smi's compute capability).
+if ! configure_log=$(cmake --preset release 2>&1); then
+  echo "$configure_log" >&2
+  exit 1
+fi
+grep -E '^-- memlab:' <<<"$configure_log" | sed 's/^-- //' >&2 || true
 cmake --build --preset release
 exec build/release/memlab run -d 0 "$@"

@@ -1,6 +1,8 @@
 // selftest.*: the harness's own checks, not memory experiments: kernels that break their
 // CUDA context on purpose, a worker process that dies, and a slow experiment to interrupt.
 // Not in the default suite and not listed; the tests run them by id (tests/cpu/test_isolation.cpp).
+// Registered slow first: experiments run in registry order, and the signal tests interrupt
+// selftest.slow with selftest.fault queued behind it.
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -31,17 +33,6 @@ void fault_body(state& s) {
   s.skip("the fault did not happen");  // not reached on a working GPU
 }
 
-memlab::bench::registrar const fault{[] {
-  experiment e;
-  e.id = "selftest.fault";
-  e.description = "harness self-test: a kernel or process that fails on purpose";
-  e.axes = {variant_axis({"illegal_address", "trap", "abort"})};
-  e.body = fault_body;
-  e.default_suite = false;
-  e.listed = false;
-  return e;
-}()};
-
 memlab::bench::registrar const slow{[] {
   experiment e;
   e.id = "selftest.slow";
@@ -52,6 +43,17 @@ memlab::bench::registrar const slow{[] {
     s.set_samples({100.0});
     s.set_verification(verification::not_verified("a self-test: it only sleeps"));
   };
+  e.default_suite = false;
+  e.listed = false;
+  return e;
+}()};
+
+memlab::bench::registrar const fault{[] {
+  experiment e;
+  e.id = "selftest.fault";
+  e.description = "harness self-test: a kernel or process that fails on purpose";
+  e.axes = {variant_axis({"illegal_address", "trap", "abort"})};
+  e.body = fault_body;
   e.default_suite = false;
   e.listed = false;
   return e;

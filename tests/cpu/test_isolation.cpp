@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -205,9 +206,8 @@ TEST_P(BrokenKernel, CostsOneExperimentAndTheRunGoesOn) {
   if (!have_gpu()) GTEST_SKIP() << "needs a GPU";
   auto const& [variant, expected] = GetParam();
   fs::path const dir = fresh_dir(variant);
-  auto r = run_memlab({"selftest.fault", "coalescing.offset", "--quick", "-a", "selftest.fault:variant=" + variant, "-a",
-                       "coalescing.offset:offset=0,1"},
-                      dir);
+  // Experiments run in registry order (file by file): smem.* comes after selftest.*.
+  auto r = run_memlab({"selftest.fault", "smem.reverse", "--quick", "-a", "selftest.fault:variant=" + variant}, dir);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   ASSERT_TRUE(r.record.is_object()) << "run.json is valid JSON: " << r.err;
   auto const fault = rows_of(r.record, "selftest.fault");
@@ -216,10 +216,14 @@ TEST_P(BrokenKernel, CostsOneExperimentAndTheRunGoesOn) {
   EXPECT_NE(fault[0]["error"].get<std::string>().find(expected), std::string::npos) << fault[0]["error"];
   EXPECT_EQ(status_of(r.record, "selftest.fault"), "error");
   // The experiment after it ran, verified, in a fresh process.
-  auto const after = rows_of(r.record, "coalescing.offset");
-  ASSERT_EQ(after.size(), 2u);
+  std::vector<std::string> order;
+  for (auto const& e : r.record["experiments"]) order.push_back(e["id"]);
+  auto const at = [&](std::string const& id) { return std::find(order.begin(), order.end(), id) - order.begin(); };
+  EXPECT_LT(at("selftest.fault"), at("smem.reverse")) << "the broken experiment came first";
+  auto const after = rows_of(r.record, "smem.reverse");
+  ASSERT_GE(after.size(), 3u);
   for (auto const& row : after) EXPECT_EQ(row["verified"], "passed") << row.dump();
-  EXPECT_EQ(status_of(r.record, "coalescing.offset"), "completed");
+  EXPECT_EQ(status_of(r.record, "smem.reverse"), "completed");
   // The record says what ran.
   EXPECT_EQ(r.record["build"]["cuda_architectures"], MEMLAB_CUDA_ARCHITECTURES);
   EXPECT_TRUE(r.record["image"]["description"].is_string());
