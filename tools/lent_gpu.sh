@@ -28,3 +28,29 @@ ml_tests() {
   grep -E '\(Failed\)|\(Timeout\)|\*\*\*Failed|Exception' "$OUT/$name-tests.log" | head -30
   return $rc
 }
+# ml_sanitize NAME TOOL [gtest filter]: the GPU tests of build/NAME under compute-sanitizer at
+# small sizes (the sanitize preset's gate, in any build).
+ml_sanitize() {
+  local name=$1 tool=$2 filter=${3:-*}
+  local t0=$SECONDS
+  MEMLAB_TEST_SMALL=1 compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 \
+    "build/$name/tests/memlab_gpu_tests" --gtest_filter="$filter" --gtest_brief=1 >"$OUT/$name-$tool.log" 2>&1
+  local rc=$?
+  echo "$tool $name: rc=$rc in $((SECONDS - t0)) s: $(grep -E 'ERROR SUMMARY|HAZARD|RACECHECK SUMMARY' "$OUT/$name-$tool.log" | tail -1)"
+  [ $rc -eq 0 ] || grep -E '^\[  FAILED|=========   ' "$OUT/$name-$tool.log" | head -10
+  return $rc
+}
+# ml_suite NAME [memlab run args...]: the default suite of build/NAME into $OUT/NAME.tar.gz
+# (run.json, run.md, report.md, plots/), with a one-line summary.
+ml_suite() {
+  local name=$1; shift
+  local t0=$SECONDS dir=/tmp/suite-$name
+  rm -rf "$dir"
+  "build/$name/memlab" run -d 0 -o "$dir" --md "$dir/stdout.md" "$@" 2>"$dir.err"
+  local rc=$?
+  tail -1 "$dir.err"
+  echo "suite $name: rc=$rc in $((SECONDS - t0)) s"
+  cp "$dir.err" "$dir/stderr.txt" 2>/dev/null
+  tar -C "$dir" -czf "$OUT/$name.tar.gz" .
+  return $rc
+}

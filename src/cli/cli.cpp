@@ -94,7 +94,10 @@ std::string self_executable() {
   return p.string();
 }
 
-std::string joined_command_line(std::vector<std::string> const& args) {
+/// The command as typed, with the program named `memlab`: the path it was started from
+/// belongs to the machine that ran it, not in a record others read.
+std::string joined_command_line(std::vector<std::string> args) {
+  if (!args.empty()) args[0] = "memlab";
   std::string out;
   for (auto const& a : args) {
     bool const quote = a.find_first_of(" \t'\"") != std::string::npos;

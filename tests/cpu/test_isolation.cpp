@@ -228,6 +228,9 @@ TEST_P(BrokenKernel, CostsOneExperimentAndTheRunGoesOn) {
   EXPECT_EQ(r.record["build"]["cuda_architectures"], MEMLAB_CUDA_ARCHITECTURES);
   EXPECT_TRUE(r.record["image"]["description"].is_string());
   EXPECT_FALSE(r.record.contains("aborted"));
+  // No path of the machine that ran it: the program is started by its absolute path here.
+  EXPECT_EQ(r.record["command_line"].get<std::string>().rfind("memlab run selftest.fault", 0), 0u)
+      << r.record["command_line"];
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, BrokenKernel,
