@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench/image.hpp"
 #include "bench/record.hpp"
 #include "bench/runner.hpp"
 #include "bench/worker.hpp"
@@ -213,10 +214,16 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
       for (int i = 0; i < count; ++i) {
         if (device_index >= 0 && i != device_index) continue;
         device_info const d = query_device(i);
+        MEMLAB_CUDA_CHECK(cudaSetDevice(i));
+        bench::image_info const img = bench::running_image();
         if (device_json) {
-          all.push_back(bench::to_json(d));
+          auto j = bench::to_json(d);
+          j["image"] = bench::to_json(img);
+          all.push_back(j);
         } else {
           print_device(d, out);
+          out << "  " << std::left << std::setw(34) << "memlab built for" << MEMLAB_CUDA_ARCHITECTURES << "\n";
+          out << "  " << std::left << std::setw(34) << "memlab code that runs here" << img.description << "\n";
         }
       }
       if (device_index >= count) (void)query_device(device_index);  // one-line out-of-range error
