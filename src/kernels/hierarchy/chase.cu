@@ -1,0 +1,130 @@
+// Dependent-load chases through a random cycle (latency vs footprint) and the on-chip
+// latencies. Each load's address depends on the previous load's value, so exactly one load
+// is in flight: the time per load is the latency of the level the footprint lives in.
+#include <random>
+#include <stdexcept>
+
+#include "kernels/hierarchy/hierarchy.hpp"
+#include "memlab/buffer.hpp"
+#include "memlab/error.hpp"
+
+namespace memlab::hierarchy {
+
+char const* to_string(load_path p) noexcept {
+  switch (p) {
+    case load_path::ca: return "ld.global";
+    case load_path::cg: return "ld.global.cg";
+    case load_path::nc: return "ld.global.nc";
+  }
+  return "?";
+}
+
+load_path parse_load_path(std::string const& name) {
+  for (auto p : {load_path::ca, load_path::cg, load_path::nc})
+    if (name == to_string(p)) return p;
+  throw error("unknown load path '" + name + "' (ld.global, ld.global.cg, ld.global.nc)");
+}
+
+std::vector<std::uint32_t> random_cycle(std::size_t slots, std::uint64_t seed) {
+  MEMLAB_EXPECTS(slots >= 1 && slots <= (std::size_t{1} << 32), "slots must be in [1, 2^32]");
+  std::vector<std::uint32_t> order(slots);
+  for (std::size_t i = 0; i < slots; ++i) order[i] = static_cast<std::uint32_t>(i);
+  // Sattolo: a uniformly random permutation with a single cycle.
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = slots - 1; i > 0; --i) {
+    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
+    std::swap(order[i], order[pick(rng)]);
+  }
+  std::vector<std::uint32_t> next(slots);
+  for (std::size_t i = 0; i < slots; ++i) next[order[i]] = order[(i + 1) % slots];
+  return next;
+}
+
+std::uint32_t follow(std::vector<std::uint32_t> const& next, std::uint32_t start, std::uint64_t loads) {
+  std::uint32_t s = start;
+  for (std::uint64_t i = 0; i < loads; ++i) s = next[s];
+  return s;
+}
+
+namespace {
+
+__global__ void scatter_chain(std::uint32_t* chain, std::uint32_t const* next, std::size_t slots,
+                              std::size_t stride_words) {
+  for (std::size_t s = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; s < slots;
+       s += std::size_t{gridDim.x} * blockDim.x)
+    chain[s * stride_words] = static_cast<std::uint32_t>(next[s] * stride_words);
+}
+
+__device__ __forceinline__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+template <load_path P>
+__device__ __forceinline__ std::uint32_t load_word(std::uint32_t const* p) {
+  std::uint32_t v;
+  if constexpr (P == load_path::ca) {
+    asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  } else if constexpr (P == load_path::cg) {
+    asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  } else {
+    asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  }
+  return v;
+}
+
+/// out: [cycles, ns, last word index]
+template <load_path P>
+__global__ void chase_kernel(std::uint32_t const* chain, std::uint32_t start_word, std::uint64_t warmup,
+                             std::uint64_t loads, std::uint64_t* out) {
+  std::uint32_t j = start_word;
+  for (std::uint64_t i = 0; i < warmup; ++i) j = load_word<P>(chain + j);
+  std::uint64_t const c0 = clock64();
+  std::uint64_t const n0 = global_ns();
+  for (std::uint64_t i = 0; i < loads; ++i) j = load_word<P>(chain + j);
+  // The clocks are read after the last load's value is consumed by the address math.
+  std::uint64_t const c1 = clock64();
+  std::uint64_t const n1 = global_ns();
+  out[0] = c1 - c0;
+  out[1] = n1 - n0;
+  out[2] = j;
+}
+
+}  // namespace
+
+void write_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
+                 cudaStream_t stream) {
+  MEMLAB_EXPECTS(stride_words >= 1, "stride_words must be >= 1");
+  MEMLAB_EXPECTS(next.size() * stride_words <= (std::size_t{1} << 32), "the chain must fit 2^32 words");
+  device_buffer<std::uint32_t> d_next(next.size());
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), next.size() * sizeof(std::uint32_t),
+                                    cudaMemcpyHostToDevice, stream));
+  int const blocks = static_cast<int>(std::min<std::size_t>((next.size() + 255) / 256, 4096));
+  scatter_chain<<<blocks, 256, 0, stream>>>(chain, d_next.data(), next.size(), stride_words);
+  MEMLAB_CHECK_LAUNCH();
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // d_next dies here
+}
+
+chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words, load_path path, std::uint32_t start,
+                           std::uint64_t warmup, std::uint64_t loads, cudaStream_t stream) {
+  MEMLAB_EXPECTS(loads >= 1, "loads must be >= 1");
+  device_buffer<std::uint64_t> out(3);
+  std::uint32_t const start_word = static_cast<std::uint32_t>(start * stride_words);
+  switch (path) {
+    case load_path::ca: chase_kernel<load_path::ca><<<1, 1, 0, stream>>>(chain, start_word, warmup, loads, out.data()); break;
+    case load_path::cg: chase_kernel<load_path::cg><<<1, 1, 0, stream>>>(chain, start_word, warmup, loads, out.data()); break;
+    case load_path::nc: chase_kernel<load_path::nc><<<1, 1, 0, stream>>>(chain, start_word, warmup, loads, out.data()); break;
+  }
+  MEMLAB_CHECK_LAUNCH();
+  std::uint64_t h[3];
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  chase_result r;
+  r.cycles_per_load = static_cast<double>(h[0]) / static_cast<double>(loads);
+  r.ns_per_load = static_cast<double>(h[1]) / static_cast<double>(loads);
+  r.last_slot = static_cast<std::uint32_t>(h[2] / stride_words);
+  return r;
+}
+
+}  // namespace memlab::hierarchy

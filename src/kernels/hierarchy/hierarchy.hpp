@@ -1,0 +1,77 @@
+#pragma once
+// The memory-hierarchy atlas (PMPP ch. 5, Best Practices Guide ch. 9): what each level
+// costs, measured. Latency: one thread follows a dependent chain of loads through a random
+// cycle (no prefetcher or coalescing helps), timed in cycles (clock64) and nanoseconds
+// (%globaltimer). Bandwidth: every SM streams 16-byte loads over a footprint that fits one
+// level. On-chip: shared memory, the constant cache and register dependencies.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memlab::hierarchy {
+
+/// How the chase loads: ld.global (L1 and L2), ld.global.cg (L2 only), ld.global.nc
+/// (the read-only / texture path).
+enum class load_path { ca, cg, nc };
+char const* to_string(load_path p) noexcept;
+load_path parse_load_path(std::string const& name);  ///< "ld.global", "ld.global.cg", "ld.global.nc"
+
+/// A random single cycle over `slots` slots (Sattolo's algorithm): next[s] is the slot after
+/// s, and following next from any slot visits every slot before returning.
+std::vector<std::uint32_t> random_cycle(std::size_t slots, std::uint64_t seed);
+
+/// Where the chain starts and ends after `loads` steps from `start` (host reference).
+std::uint32_t follow(std::vector<std::uint32_t> const& next, std::uint32_t start, std::uint64_t loads);
+
+/// Lays the cycle out in device memory: word s * stride_words holds (next[s] * stride_words),
+/// so each load's value is the word index of the next load. `chain` spans at least
+/// slots * stride_words words; the other words are not touched.
+void write_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
+                 cudaStream_t stream);
+
+struct chase_result {
+  double cycles_per_load = 0;  ///< SM clock cycles (clock64) per dependent load
+  double ns_per_load = 0;      ///< nanoseconds (%globaltimer) per dependent load
+  std::uint32_t last_slot = 0; ///< where the chain ended (checked against follow())
+};
+
+/// One thread: `warmup` untimed loads from slot `start`, then `loads` timed ones.
+chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words, load_path path,
+                           std::uint32_t start, std::uint64_t warmup, std::uint64_t loads, cudaStream_t stream);
+
+/// On-chip latencies, one warp or one thread, in cycles per dependent operation.
+enum class onchip_op {
+  shared_load,          ///< ld.shared chase through a random cycle in shared memory
+  constant_uniform,     ///< every lane loads the same __constant__ word (broadcast)
+  constant_divergent,   ///< every lane loads a different __constant__ word (serialized)
+  register_imad,        ///< a dependent integer multiply-add (IMAD; a chain of adds would fuse into IADD3)
+  register_ffma,        ///< a dependent fused multiply-add
+};
+char const* to_string(onchip_op op) noexcept;
+onchip_op parse_onchip_op(std::string const& name);
+
+struct onchip_result {
+  double cycles_per_op = 0;
+  std::uint32_t checksum = 0;  ///< the chain's end (checked on the host)
+};
+/// `ops` dependent operations after `ops` untimed ones; seeded so the result is checkable.
+onchip_result onchip_latency(onchip_op op, std::uint64_t ops, std::uint64_t seed, cudaStream_t stream);
+/// Host reference of onchip_latency's checksum.
+std::uint32_t onchip_reference(onchip_op op, std::uint64_t ops, std::uint64_t seed);
+
+/// Bandwidth over a footprint: `blocks` blocks of 256 threads read `bytes` (a multiple of
+/// 16) of `in` with 16-byte loads, `reps` times. shared: every block reads all of it (each
+/// SM's L1 sees the whole footprint: the L1 and L2 plateaus); partitioned: block b reads
+/// only its slice (each byte once per rep: the L2 and device-memory plateaus). With `write`,
+/// each word read is also stored, plus one, to `out` (read + write traffic). Each block adds
+/// every word it read (mod 2^32) into block_sums[blockIdx.x], for the host to check.
+enum class footprint_mode { shared, partitioned };
+void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t bytes, footprint_mode mode, bool write,
+                      int reps, int blocks, std::uint32_t* block_sums, cudaStream_t stream);
+/// Blocks per SM of the footprint kernel that fit at once (its grid is that x SMs).
+int footprint_blocks_per_sm();
+
+}  // namespace memlab::hierarchy

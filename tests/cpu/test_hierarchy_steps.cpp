@@ -1,0 +1,41 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/hierarchy/steps.hpp"
+
+using memlab::hierarchy::find_steps;
+
+namespace {
+std::vector<double> pow2(int lo, int hi) {
+  std::vector<double> v;
+  for (int e = lo; e <= hi; ++e) v.push_back(std::ldexp(1.0, e));
+  return v;
+}
+}  // namespace
+
+TEST(HierarchySteps, FindsEachLevelOfAStaircase) {
+  // 32-cycle L1 up to 128 KiB, 260-cycle L2 up to 32 MiB, 700-cycle DRAM beyond; a
+  // two-point climb into DRAM (partition effects) and a little noise.
+  auto const fp = pow2(10, 30);
+  std::vector<double> lat;
+  for (double f : fp) {
+    double l = f <= 131072 ? 32 : f <= 33554432 ? 260 : f == 67108864 ? 520 : 700;
+    lat.push_back(l * (1 + 0.01 * std::sin(f)));
+  }
+  auto const steps = find_steps(fp, lat);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].capacity_bytes, 131072);
+  EXPECT_NEAR(steps[0].below, 32, 1);
+  EXPECT_NEAR(steps[0].above, 260, 5);
+  EXPECT_EQ(steps[1].capacity_bytes, 33554432);
+  EXPECT_NEAR(steps[1].above, 700, 10);
+}
+
+TEST(HierarchySteps, AFlatCurveHasNoStepAndNoiseIsNotOne) {
+  auto const fp = pow2(10, 20);
+  std::vector<double> lat;
+  for (std::size_t i = 0; i < fp.size(); ++i) lat.push_back(100 * (1 + 0.08 * ((i % 3) - 1.0)));
+  EXPECT_TRUE(find_steps(fp, lat).empty());
+  EXPECT_TRUE(find_steps({1024}, {5}).empty());
+}
