@@ -1,0 +1,297 @@
+// hierarchy.*: the memory-hierarchy atlas (PMPP ch. 5, seed 004; Best Practices Guide ch. 9,
+// seed 000): latency, bandwidth and capacity of every level, measured on this GPU.
+//
+//   hierarchy.latency    one thread chases a random cycle of `footprint` bytes at `stride`
+//                        through ld.global, ld.global.cg or ld.global.nc: the staircase of
+//                        L1, L2, device memory and TLB reach, in cycles and ns per load
+//   hierarchy.capacity   the same chase over a fine footprint sweep in one point per path,
+//                        with the steps located and set beside cudaDeviceProp's L1 and L2
+//   hierarchy.bandwidth  every SM streams 16-byte loads over a footprint (shared: each block
+//                        reads all of it; partitioned: each its slice): the L1, L2 and DRAM
+//                        plateaus
+//   hierarchy.onchip     shared memory, constant cache (broadcast and divergent) and
+//                        register dependencies, in cycles per dependent operation
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bench/state.hpp"
+#include "kernels/hierarchy/hierarchy.hpp"
+#include "kernels/hierarchy/steps.hpp"
+#include "memlab/buffer.hpp"
+#include "memlab/error.hpp"
+
+namespace {
+
+using namespace memlab;
+using namespace memlab::bench;
+namespace mh = memlab::hierarchy;
+
+std::vector<std::string> const paths = {"ld.global", "ld.global.cg", "ld.global.nc"};
+
+/// Skips a point whose buffer would not fit comfortably in the free device memory.
+void require_free_memory(state& s, std::size_t bytes) {
+  std::size_t free_b = 0, total_b = 0;
+  MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (bytes > free_b / 10 * 8)
+    s.skip("needs " + std::to_string(bytes >> 20) + " MiB; " + std::to_string(free_b >> 20) + " MiB are free");
+}
+
+struct chase_setup {
+  device_buffer<std::uint32_t> chain;
+  std::vector<std::uint32_t> next;
+  std::size_t stride_words = 0;
+};
+
+chase_setup make_chase(state& s, std::size_t footprint, std::size_t stride) {
+  if (stride < 4 || stride % 4) s.skip("stride must be a multiple of 4 bytes");
+  if (footprint < stride) s.skip("the footprint is smaller than one stride");
+  if (footprint / 4 > (std::size_t{1} << 32)) s.skip("the chain indexes at most 2^32 words (16 GiB)");
+  require_free_memory(s, footprint);
+  chase_setup c;
+  c.stride_words = stride / 4;
+  c.next = mh::random_cycle(footprint / stride, s.seed());
+  c.chain = device_buffer<std::uint32_t>(footprint / 4);
+  mh::write_chain(c.chain.data(), c.next, c.stride_words, s.stream());
+  return c;
+}
+
+/// Warm-up loads: a full pass when the chain could fit L2 (so every line it can hold is
+/// there); past 2 x L2 only enough to warm the TLB's recent pages (a pass over GiBs of
+/// misses would take seconds and warm nothing).
+std::uint64_t warmup_loads(std::size_t slots, std::size_t footprint, std::size_t l2_bytes) {
+  if (footprint > 2 * l2_bytes) return std::min<std::uint64_t>(slots, std::uint64_t{1} << 14);
+  return std::min<std::uint64_t>(slots, std::uint64_t{1} << 21);
+}
+
+// ---------------------------------------------------------------- latency
+
+void latency_body(state& s) {
+  auto const path = mh::parse_load_path(s.get_string("path"));
+  auto const footprint = static_cast<std::size_t>(s.get_int("footprint"));
+  auto const stride = static_cast<std::size_t>(s.get_int("stride"));
+  chase_setup c = make_chase(s, footprint, stride);
+  std::uint64_t const warm = warmup_loads(c.next.size(), footprint, s.device().l2_bytes);
+  std::uint64_t const loads = s.quick() ? 1u << 13 : 1u << 15;
+
+  // Each sample: a warmed chase from slot 0; the kernel's own clocks time only the timed part.
+  std::vector<double> cycles;
+  std::uint32_t last = 0;
+  auto const samples = sample_until_stable(
+      [&] {
+        auto const r = mh::pointer_chase(c.chain.data(), c.stride_words, path, 0, warm, loads, s.stream());
+        cycles.push_back(r.cycles_per_load);
+        last = r.last_slot;
+        return r.ns_per_load * static_cast<double>(loads) * 1e-6;  // ms for `loads` loads
+      },
+      capped(s.timing(), 0.5, 5));
+  s.set_samples(samples);
+  std::uint32_t const want = mh::follow(c.next, 0, warm + loads);
+  verification v;
+  v.metric = "end of chain";
+  v.status = last == want ? verdict::passed : verdict::failed;
+  v.error = last == want ? 0 : 1;
+  if (last != want) v.detail = "ended at slot " + std::to_string(last) + ", expected " + std::to_string(want);
+  s.set_verification(v);
+  std::vector<double> ns;
+  for (double ms : samples) ns.push_back(ms * 1e6 / static_cast<double>(loads));
+  s.set_extra("ns_per_load", median(ns));
+  s.set_extra("cycles_per_load", median(cycles));
+  s.set_extra("loads", loads);
+  s.set_extra("warmup_loads", warm);
+}
+
+// ---------------------------------------------------------------- capacity
+
+/// Footprints from 4 KiB to `max` in quarter-octave steps (2^(k/4)), rounded to the stride.
+std::vector<std::size_t> fine_footprints(std::size_t stride, std::size_t max) {
+  std::vector<std::size_t> out;
+  for (int k = 48; ; ++k) {
+    auto const f = static_cast<std::size_t>(std::ldexp(1.0, k / 4) * std::pow(2.0, (k % 4) / 4.0)) / stride * stride;
+    if (f > max) break;
+    if (out.empty() || f != out.back()) out.push_back(f);
+  }
+  return out;
+}
+
+void capacity_body(state& s) {
+  auto const path = mh::parse_load_path(s.get_string("path"));
+  std::size_t const stride = 128;  // one cache line a load: capacities in lines, not words
+  std::size_t const max = std::min<std::size_t>(s.device().l2_bytes * 4, std::size_t{1} << 30);
+  require_free_memory(s, max);
+  device_buffer<std::uint32_t> chain(max / 4);
+  std::vector<double> fp, lat_cycles, lat_ns;
+  std::uint64_t const loads = s.quick() ? 1u << 12 : 1u << 14;
+  bool all_ok = true;
+  for (std::size_t f : fine_footprints(stride, max)) {
+    auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
+    mh::write_chain(chain.data(), next, stride / 4, s.stream());
+    std::uint64_t const warm = warmup_loads(next.size(), f, s.device().l2_bytes);
+    std::vector<double> cyc, ns;
+    for (int rep = 0; rep < 3; ++rep) {
+      auto const r = mh::pointer_chase(chain.data(), stride / 4, path, 0, warm, loads, s.stream());
+      all_ok = all_ok && r.last_slot == mh::follow(next, 0, warm + loads);
+      cyc.push_back(r.cycles_per_load);
+      ns.push_back(r.ns_per_load);
+    }
+    fp.push_back(static_cast<double>(f));
+    lat_cycles.push_back(median(cyc));
+    lat_ns.push_back(median(ns));
+  }
+  verification v;
+  v.metric = "every chain ended where the host says";
+  v.status = all_ok ? verdict::passed : verdict::failed;
+  v.error = all_ok ? 0 : 1;
+  s.set_verification(v);
+  nlohmann::json steps = nlohmann::json::array();
+  for (auto const& st : mh::find_steps(fp, lat_cycles))
+    steps.push_back({{"capacity_bytes", st.capacity_bytes}, {"cycles_below", st.below}, {"cycles_above", st.above}});
+  s.set_extra("steps", steps);
+  s.set_extra("footprint_bytes", fp);
+  s.set_extra("cycles_per_load", lat_cycles);
+  s.set_extra("ns_per_load", lat_ns);
+  // What the device says, beside what the staircase shows.
+  s.set_predicted({{"l1_and_shared_per_sm_bytes", s.device().smem_per_sm_bytes},
+                   {"l2_bytes", s.device().l2_bytes}});
+}
+
+// ---------------------------------------------------------------- bandwidth
+
+void bandwidth_body(state& s) {
+  auto const mode = s.get_string("mode") == "shared" ? mh::footprint_mode::shared : mh::footprint_mode::partitioned;
+  bool const write = s.get_string("access") == "read_write";
+  auto const footprint = static_cast<std::size_t>(s.get_int("footprint"));
+  if (mode == mh::footprint_mode::shared && footprint > 2 * s.device().l2_bytes)
+    s.skip("shared mode reads the whole footprint in every block: only up to 2 x L2");
+  if (mode == mh::footprint_mode::shared && write)
+    s.skip("in shared mode every block would write the same words: read only");
+  require_free_memory(s, 2 * footprint);
+  int const blocks = mh::footprint_blocks_per_sm() * s.device().sm_count;
+  std::size_t const words = footprint / 4;
+  device_buffer<std::uint32_t> in(words), out(write ? words : 1), sums(blocks);
+  // in[i] = i * K: varied bits, and a closed-form sum for the check.
+  constexpr std::uint32_t K = 2654435761u;
+  {
+    std::vector<std::uint32_t> host(std::min<std::size_t>(words, std::size_t{1} << 24));
+    for (std::size_t base = 0; base < words; base += host.size()) {
+      std::size_t const n = std::min(host.size(), words - base);
+      for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<std::uint32_t>(base + i) * K;
+      MEMLAB_CUDA_CHECK(cudaMemcpy(in.data() + base, host.data(), n * 4, cudaMemcpyHostToDevice));
+    }
+  }
+  // Enough repetitions that one launch moves about 2 GiB (256 MiB in --quick).
+  double const target = s.quick() ? 256.0 * (1 << 20) : 2048.0 * (1 << 20);
+  double const per_rep = static_cast<double>(footprint) * (mode == mh::footprint_mode::shared ? blocks : 1);
+  int const reps = static_cast<int>(std::clamp(target / per_rep, 1.0, 1e6));
+
+  mh::footprint_stream(in.data(), out.data(), footprint, mode, write, reps, blocks, sums.data(), s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  auto const got_sums = sums.download();
+  std::uint32_t got = 0;
+  for (auto v : got_sums) got += v;
+  // sum of i*K for i < n, mod 2^32: K * n(n-1)/2 (the halving done in 64 bits first).
+  std::uint64_t const n = words;
+  std::uint32_t const tri = static_cast<std::uint32_t>(n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2));
+  std::uint32_t const copies = static_cast<std::uint32_t>(reps) * (mode == mh::footprint_mode::shared ? blocks : 1);
+  std::uint32_t const want = tri * K * copies;
+  verification v;
+  v.metric = "checksum of every word read";
+  v.status = got == want ? verdict::passed : verdict::failed;
+  v.error = got == want ? 0 : 1;
+  if (got != want) v.detail = "checksum " + std::to_string(got) + ", expected " + std::to_string(want);
+  s.set_verification(v);
+
+  s.add_bytes_read(per_rep * reps);
+  if (write) s.add_bytes_written(static_cast<double>(footprint) * reps);
+  s.exec([&](cudaStream_t st) {
+    mh::footprint_stream(in.data(), out.data(), footprint, mode, write, reps, blocks, sums.data(), st);
+  });
+  s.compare_to_ceiling();
+  s.set_extra("reps", reps);
+  s.set_extra("blocks", blocks);
+  s.set_extra("level", footprint <= static_cast<std::size_t>(s.device().smem_per_sm_bytes) ? "L1"
+                       : footprint <= s.device().l2_bytes                                   ? "L2"
+                                                                                            : "DRAM");
+}
+
+// ---------------------------------------------------------------- on-chip
+
+void onchip_body(state& s) {
+  auto const op = mh::parse_onchip_op(s.variant());
+  std::uint64_t const ops = std::uint64_t{1} << 16;
+  std::vector<double> cycles;
+  std::uint32_t checksum = 0;
+  // The kernel counts cycles; the row's time is cycles at the device's rated clock.
+  double const khz = static_cast<double>(s.device().sm_clock_khz);
+  auto const samples = sample_until_stable(
+      [&] {
+        auto const r = mh::onchip_latency(op, ops, s.seed(), s.stream());
+        cycles.push_back(r.cycles_per_op);
+        checksum = r.checksum;
+        return r.cycles_per_op * static_cast<double>(ops) / khz;
+      },
+      capped(s.timing(), 0.3, 5));
+  s.set_samples(samples);
+  std::uint32_t const want = mh::onchip_reference(op, ops, s.seed());
+  verification v;
+  v.metric = "end of the dependent chain";
+  v.status = checksum == want ? verdict::passed : verdict::failed;
+  v.error = checksum == want ? 0 : 1;
+  s.set_verification(v);
+  s.set_extra("cycles_per_op", median(cycles));
+  s.set_extra("ops", ops);
+  s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
+}
+
+registrar const latency{[] {
+  experiment e;
+  e.id = "hierarchy.latency";
+  e.description = "dependent loads through a random cycle: latency vs footprint on each load path";
+  e.seed_ref = "004 §5.1, 000 §9.2";
+  e.axes = {string_axis("path", paths, {"ld.global", "ld.global.cg"}), pow2_axis("footprint", 10, 32, 12, 28),
+            int_axis("stride", {128})};
+  e.axes[1].description = "bytes chased";
+  e.axes[2].description = "bytes between consecutive slots (128: one cache line a load; 2 MiB: one page)";
+  e.axes[2].min_value = 4;
+  e.body = latency_body;
+  e.default_suite = false;
+  return e;
+}()};
+
+registrar const capacity{[] {
+  experiment e;
+  e.id = "hierarchy.capacity";
+  e.description = "L1 and L2 capacities located in a fine latency staircase, beside cudaDeviceProp";
+  e.seed_ref = "004 §5.1";
+  e.axes = {string_axis("path", {"ld.global", "ld.global.cg"})};
+  e.body = capacity_body;
+  e.default_suite = false;
+  return e;
+}()};
+
+registrar const bandwidth{[] {
+  experiment e;
+  e.id = "hierarchy.bandwidth";
+  e.description = "every SM streaming 16-byte loads: bandwidth vs footprint (L1, L2, device memory)";
+  e.seed_ref = "004 §5.1, 000 §9.2";
+  e.axes = {string_axis("mode", {"shared", "partitioned"}), string_axis("access", {"read", "read_write"}, {"read"}),
+            pow2_axis("footprint", 14, 32, 16, 28)};
+  e.body = bandwidth_body;
+  e.default_suite = false;
+  e.needs_ceiling = true;
+  return e;
+}()};
+
+registrar const onchip{[] {
+  experiment e;
+  e.id = "hierarchy.onchip";
+  e.description = "cycles per dependent shared load, constant load (broadcast, divergent), IMAD, FFMA";
+  e.seed_ref = "004 §5.1-5.3, 003";
+  e.axes = {variant_axis({"shared_load", "constant_uniform", "constant_divergent", "register_imad", "register_ffma"})};
+  e.body = onchip_body;
+  e.default_suite = false;
+  return e;
+}()};
+
+}  // namespace
