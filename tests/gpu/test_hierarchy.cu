@@ -61,9 +61,10 @@ TEST(HierarchyFootprint, EveryWordIsReadAndWritten) {
   in.upload(host);
   for (auto mode : {mh::footprint_mode::shared, mh::footprint_mode::partitioned}) {
     for (bool write : {false, true}) {
+     for (auto path : {mh::load_path::ca, mh::load_path::cg}) {
       int const blocks = 7, reps = 3;
       out.fill_bytes(0);
-      mh::footprint_stream(in.data(), out.data(), words * 4, mode, write, reps, blocks, sums.data(), nullptr);
+      mh::footprint_stream(in.data(), out.data(), words * 4, mode, write, path, reps, blocks, sums.data(), nullptr);
       MEMLAB_EXPECT_LAUNCH_OK();
       auto const s = sums.download();
       std::uint32_t got = std::accumulate(s.begin(), s.begin() + blocks, std::uint32_t{0});
@@ -73,6 +74,7 @@ TEST(HierarchyFootprint, EveryWordIsReadAndWritten) {
         auto const o = out.download();
         for (std::size_t i = 0; i < words; ++i) ASSERT_EQ(o[i], host[i] + 1) << i;
       }
+     }
     }
   }
   EXPECT_GE(mh::footprint_blocks_per_sm(), 1);

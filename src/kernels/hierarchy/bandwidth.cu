@@ -9,7 +9,7 @@ namespace {
 
 constexpr int threads = 256;
 
-template <bool Write>
+template <bool Write, bool L2Only>
 __global__ void __launch_bounds__(threads) footprint_kernel(uint4 const* in, uint4* out, std::size_t vecs, bool shared,
                                                             int reps, std::uint32_t* block_sums) {
   // shared: the whole footprint per block; partitioned: this block's contiguous slice.
@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(threads) footprint_kernel(uint4 const* in, uin
   std::uint32_t sum = 0;
   for (int r = 0; r < reps; ++r) {
     for (std::size_t i = begin + threadIdx.x; i < end; i += threads) {
-      uint4 const v = in[i];
+      uint4 const v = L2Only ? __ldcg(in + i) : in[i];
       sum += v.x + v.y + v.z + v.w;
       if constexpr (Write) out[i] = make_uint4(v.x + 1, v.y + 1, v.z + 1, v.w + 1);
     }
@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(threads) footprint_kernel(uint4 const* in, uin
 }  // namespace
 
 void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t bytes, footprint_mode mode, bool write,
-                      int reps, int blocks, std::uint32_t* block_sums, cudaStream_t stream) {
+                      load_path path, int reps, int blocks, std::uint32_t* block_sums, cudaStream_t stream) {
+  MEMLAB_EXPECTS(path != load_path::nc, "the footprint stream loads through ld.global or ld.global.cg");
   MEMLAB_EXPECTS(bytes > 0 && bytes % 16 == 0, "bytes must be a positive multiple of 16");
   MEMLAB_EXPECTS(reps >= 1 && blocks >= 1, "reps and blocks must be >= 1");
   MEMLAB_EXPECTS(!write || out != nullptr, "write needs an output buffer");
@@ -50,16 +51,16 @@ void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t b
   auto const* vin = reinterpret_cast<uint4 const*>(in);
   auto* vout = reinterpret_cast<uint4*>(out);
   bool const shared = mode == footprint_mode::shared;
-  if (write)
-    footprint_kernel<true><<<blocks, threads, 0, stream>>>(vin, vout, bytes / 16, shared, reps, block_sums);
-  else
-    footprint_kernel<false><<<blocks, threads, 0, stream>>>(vin, vout, bytes / 16, shared, reps, block_sums);
+  bool const cg = path == load_path::cg;
+  auto const kernel = write ? (cg ? footprint_kernel<true, true> : footprint_kernel<true, false>)
+                            : (cg ? footprint_kernel<false, true> : footprint_kernel<false, false>);
+  kernel<<<blocks, threads, 0, stream>>>(vin, vout, bytes / 16, shared, reps, block_sums);
   MEMLAB_CHECK_LAUNCH();
 }
 
 int footprint_blocks_per_sm() {
   int n = 0;
-  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, footprint_kernel<false>, threads, 0));
+  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, footprint_kernel<false, false>, threads, 0));
   return n;
 }
 

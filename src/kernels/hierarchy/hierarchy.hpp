@@ -63,14 +63,14 @@ onchip_result onchip_latency(onchip_op op, std::uint64_t ops, std::uint64_t seed
 std::uint32_t onchip_reference(onchip_op op, std::uint64_t ops, std::uint64_t seed);
 
 /// Bandwidth over a footprint: `blocks` blocks of 256 threads read `bytes` (a multiple of
-/// 16) of `in` with 16-byte loads, `reps` times. shared: every block reads all of it (each
+/// 16) of `in` with 16-byte loads through `path` (ld.global or ld.global.cg), `reps` times. shared: every block reads all of it (each
 /// SM's L1 sees the whole footprint: the L1 and L2 plateaus); partitioned: block b reads
 /// only its slice (each byte once per rep: the L2 and device-memory plateaus). With `write`,
 /// each word read is also stored, plus one, to `out` (read + write traffic). Each block adds
 /// every word it read (mod 2^32) into block_sums[blockIdx.x], for the host to check.
 enum class footprint_mode { shared, partitioned };
 void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t bytes, footprint_mode mode, bool write,
-                      int reps, int blocks, std::uint32_t* block_sums, cudaStream_t stream);
+                      load_path path, int reps, int blocks, std::uint32_t* block_sums, cudaStream_t stream);
 /// Blocks per SM of the footprint kernel that fit at once (its grid is that x SMs).
 int footprint_blocks_per_sm();
 

@@ -11,23 +11,27 @@ namespace memlab::hierarchy {
 
 namespace {
 
-constexpr int chain_slots = 4096;
+constexpr int chain_slots = 4096;      // 16 KiB of shared memory
+constexpr int const_chain_slots = 256;  // 1 KiB: inside the constant cache of every GPU since Kepler
 constexpr std::uint32_t imad_a = 2654435761u;  // odd: x -> a x + b never collapses to a constant  // 16 KiB: fits shared memory and the 64 KiB constant bank
-__constant__ std::uint32_t c_chain[chain_slots];
+__constant__ std::uint32_t c_chain[const_chain_slots];
 
 /// Lane l of the divergent constant chase starts here: 32 distinct slots.
-__host__ __device__ constexpr std::uint32_t lane_start(int lane) { return static_cast<std::uint32_t>(lane) * 97u; }
+__host__ __device__ constexpr std::uint32_t lane_start(int lane) { return static_cast<std::uint32_t>(lane) * 7u; }
 
 template <onchip_op Op>
 __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std::uint32_t seed_word,
                               std::uint64_t* cycles, std::uint32_t* checksum) {
   __shared__ std::uint32_t s_chain[chain_slots];
   int const lane = threadIdx.x;
+  // The shared chain holds shared-window addresses, so each load's value is the next
+  // load's address: no index arithmetic between dependent loads.
+  auto const base = static_cast<std::uint32_t>(__cvta_generic_to_shared(s_chain));
   if constexpr (Op == onchip_op::shared_load) {
-    for (int i = lane; i < chain_slots; i += 32) s_chain[i] = next[i];
+    for (int i = lane; i < chain_slots; i += 32) s_chain[i] = base + 4 * next[i];
     __syncwarp();
   }
-  std::uint32_t j = Op == onchip_op::constant_divergent ? lane_start(lane) : 0u;
+  std::uint32_t j = Op == onchip_op::constant_divergent ? lane_start(lane) : Op == onchip_op::shared_load ? base : 0u;
   std::uint32_t x = seed_word;
   float f = __uint_as_float((seed_word & 0x007fffffu) | 0x3f800000u);  // in [1, 2)
   float const fa = 0.999f, fb = 0.001f;
@@ -37,8 +41,7 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
 #pragma unroll 16
     for (std::uint64_t i = 0; i < ops; ++i) {
       if constexpr (Op == onchip_op::shared_load) {
-        if (lane == 0) asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(j) : "r"(
-                                        static_cast<std::uint32_t>(__cvta_generic_to_shared(s_chain + j))));
+        if (lane == 0) asm volatile("ld.volatile.shared.u32 %0, [%0];" : "+r"(j));
       } else if constexpr (Op == onchip_op::constant_uniform || Op == onchip_op::constant_divergent) {
         j = c_chain[j];
       } else if constexpr (Op == onchip_op::register_imad) {
@@ -49,7 +52,10 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
     }
   }
   std::uint64_t const c1 = clock64();
-  std::uint32_t value = Op == onchip_op::register_imad ? x : Op == onchip_op::register_ffma ? __float_as_uint(f) : j;
+  std::uint32_t value = Op == onchip_op::register_imad   ? x
+                       : Op == onchip_op::register_ffma ? __float_as_uint(f)
+                       : Op == onchip_op::shared_load   ? (j - base) / 4
+                                                        : j;
   // Lane 0 reports its chain; the divergent case sums every lane's end.
   if constexpr (Op == onchip_op::constant_divergent) {
     for (int o = 16; o > 0; o >>= 1) value += __shfl_xor_sync(0xffffffffu, value, o);
@@ -82,13 +88,14 @@ onchip_op parse_onchip_op(std::string const& name) {
 
 std::uint32_t onchip_reference(onchip_op op, std::uint64_t ops, std::uint64_t seed) {
   auto const next = random_cycle(chain_slots, seed);
+  auto const const_next = random_cycle(const_chain_slots, seed);
   auto const seed_word = static_cast<std::uint32_t>(seed);
   switch (op) {
-    case onchip_op::shared_load:
-    case onchip_op::constant_uniform: return follow(next, 0, 2 * ops);
+    case onchip_op::shared_load: return follow(next, 0, 2 * ops);
+    case onchip_op::constant_uniform: return follow(const_next, 0, 2 * ops);
     case onchip_op::constant_divergent: {
       std::uint32_t sum = 0;
-      for (int lane = 0; lane < 32; ++lane) sum += follow(next, lane_start(lane), 2 * ops);
+      for (int lane = 0; lane < 32; ++lane) sum += follow(const_next, lane_start(lane), 2 * ops);
       return sum;
     }
     case onchip_op::register_imad: {
@@ -111,10 +118,12 @@ std::uint32_t onchip_reference(onchip_op op, std::uint64_t ops, std::uint64_t se
 onchip_result onchip_latency(onchip_op op, std::uint64_t ops, std::uint64_t seed, cudaStream_t stream) {
   MEMLAB_EXPECTS(ops >= 1, "ops must be >= 1");
   auto const next = random_cycle(chain_slots, seed);
+  auto const const_next = random_cycle(const_chain_slots, seed);
   device_buffer<std::uint32_t> d_next(chain_slots), d_sum(1);
   device_buffer<std::uint64_t> d_cycles(1);
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), chain_slots * 4, cudaMemcpyHostToDevice, stream));
-  MEMLAB_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_chain, next.data(), chain_slots * 4, 0, cudaMemcpyHostToDevice, stream));
+  MEMLAB_CUDA_CHECK(
+      cudaMemcpyToSymbolAsync(c_chain, const_next.data(), const_chain_slots * 4, 0, cudaMemcpyHostToDevice, stream));
   auto const seed_word = static_cast<std::uint32_t>(seed);
   switch (op) {
 #define MEMLAB_ONCHIP_CASE(OP) \
