@@ -172,6 +172,7 @@ std::string to_markdown(run_record const& rec) {
     if (r.skipped) status += ": " + *r.skipped;
     if (r.error) status += ": " + *r.error;
     if (r.check.status == verdict::failed) status += " (" + r.check.detail + ")";
+    if (r.throttled.value_or(false)) status += " ⚠ throttled";
     os << "| " << md_escape(r.variant) << " | " << md_escape(params_text(r.params)) << " | "
        << fmt(r.median_ms, "%.4f") << " | " << fmt(r.noise ? std::optional<double>(*r.noise * 100) : std::nullopt, "%.1f%%")
        << " | " << fmt(r.gbps, "%.1f") << " | " << fmt(r.tflops, "%.2f") << " | " << md_escape(r.peer.value_or(""))

@@ -138,6 +138,10 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   run_cmd->add_option("--md", md_path, "Write the Markdown tables to FILE ('-': stdout, the default)");
   run_cmd->add_flag("--no-report", no_report, "Do not render the report (report.md and plots) at the end");
   run_cmd->add_flag("--no-progress", no_progress, "No progress lines on stderr");
+  run_cmd->add_flag("--discard-throttled", ro.timing.discard_throttled,
+                    "Retake rows whose samples NVML saw throttled for power or heat (3 times at most, then keep them flagged)");
+  run_cmd->add_flag("--persistence-check", ro.persistence_check,
+                    "Warn when another process is on the GPU or the SM clock under load is below its max (the run goes on)");
 
   // memlab report
   auto* report_cmd = app.add_subcommand("report", "Render a run record as Markdown with plots");
