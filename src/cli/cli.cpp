@@ -159,6 +159,9 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   compare_cmd->add_option("--threshold", cmp.threshold, "Slowdown fraction counted as a regression (exit 1)")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
+  compare_cmd->add_flag("--repeat", cmp.repeat,
+                        "A and B are two runs of the same build: check they agree within 3% and that the rows' "
+                        "noise is calibrated; exit 1 if not");
 
   std::vector<char const*> argv;
   for (auto const& a : args) argv.push_back(a.c_str());
