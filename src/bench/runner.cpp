@@ -522,7 +522,7 @@ run_summary run(run_options const& opt, run_record& record) {
                            {"quick", opt.quick},                  {"seed", opt.seed},
                            {"discard_throttled", opt.timing.discard_throttled},
                            {"stop_rule", stop_rule_text},
-                           {"noise_estimator", "max(95% bootstrap half-width of the median, spread of 3 chunk medians) / median"},
+                           {"noise_estimator", "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
                            {"batch_below_ms", batch_below_ms}, {"batch_target_ms", batch_target_ms}};
   record.meta["ceilings"] = {{"d2d_copy_gbps", nullptr}, {"fp32_peak_tflops", nullptr}};
   record.meta["experiments"] = nlohmann::json::array();

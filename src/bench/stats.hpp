@@ -27,7 +27,7 @@ double median(std::vector<double> values);
 /// is the stopping rule's measure of spread; it says nothing about drift within a run and
 /// overstates the uncertainty of a median of many samples. This is what rows report.
 struct noise_estimate {
-  double noise = 0.0;                 ///< max(bootstrap, chunk_spread): the reported noise
+  double noise = 0.0;                 ///< max(sqrt(2) x bootstrap, chunk_spread): the reported noise
   double bootstrap = 0.0;             ///< 95% bootstrap interval of the median: half-width / median
   std::optional<double> chunk_spread; ///< (max - min of the chunk medians) / median; none under 6 samples
   int chunks = 0;                     ///< contiguous chunks the samples were split into (0: none)

@@ -63,8 +63,8 @@ void header(std::ostream& md, json const& rec) {
     if (auto n = num(t, "max_noise")) s += (s.empty() ? "" : " · ") + std::string("noise bound ") + pct(*n);
     // Records before the noise estimator (format 1 without noise_estimator) report stdev / mean.
     std::string const noise = t.contains("noise_estimator")
-                                  ? "noise = what a second run may see: the larger of the median's 95% bootstrap "
-                                    "half-width and the spread of 3 chunk medians"
+                                  ? "noise = what a second run may see (95%): the larger of the bootstrap bound "
+                                    "on two medians' difference and the spread of 3 chunk medians"
                                   : "noise = relative std. deviation";
     if (!s.empty()) md << "| Timing | " << s << " · median of samples, " << noise << " |\n";
   }

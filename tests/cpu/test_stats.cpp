@@ -134,3 +134,36 @@ TEST(Noise, FewSamples) {
   EXPECT_TRUE(chunk_median_spread({1.0, 1.0, 2.0, 2.0, 3.0, 3.0}, 3).has_value());
   EXPECT_NEAR(*chunk_median_spread({1.0, 1.0, 2.0, 2.0, 3.0, 3.0}, 3), 1.0, 1e-12);  // (3 - 1) / 2
 }
+
+TEST(Noise, IsAtLeastTheBootstrapBoundOnTwoRunsDifference) {
+  auto const s = spread_around(1.0, 0.05, 200, 21);
+  auto const e = estimate_noise(s);
+  EXPECT_GE(e.noise, std::sqrt(2.0) * e.bootstrap * (1 - 1e-12));
+  if (e.chunk_spread) EXPECT_GE(e.noise, *e.chunk_spread);
+}
+
+TEST(Noise, ASecondRunLandsWithinTheNoiseAboutNineteenTimesInTwenty) {
+  // The promise rows make: for steady samples, a second run's median differs from this one's
+  // by more than this run's noise about 5% of the time. 400 pairs of runs, 40 samples each,
+  // normal (5%) and skewed (a launch-gap tail) timings.
+  std::mt19937 rng(2026);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::exponential_distribution<double> tail(1.0);
+  for (bool skewed : {false, true}) {
+    auto run = [&] {
+      std::vector<double> v;
+      for (int i = 0; i < 40; ++i)
+        v.push_back(skewed ? 1.0 + 0.02 * tail(rng) + 0.005 * normal(rng) : 1.0 + 0.05 * normal(rng));
+      return v;
+    };
+    int outside = 0;
+    int const pairs = 400;
+    for (int p = 0; p < pairs; ++p) {
+      auto const a = run(), b = run();
+      if (std::fabs(median(b) / median(a) - 1.0) > estimate_noise(a).noise) ++outside;
+    }
+    double const frac = static_cast<double>(outside) / pairs;
+    EXPECT_LE(frac, 0.09) << (skewed ? "skewed" : "normal") << ": the noise understates the spread";
+    EXPECT_GE(frac, 0.005) << (skewed ? "skewed" : "normal") << ": the noise is far wider than the spread";
+  }
+}
