@@ -260,7 +260,9 @@ run_context::run_context(device_info dev, timing_options timing, bool quick, std
 measurement run_context::measure(launcher const& launch) {
   cudaStream_t const s = stream_.get();
   measurement m;
-  std::optional<gpu_reading> const before = gpu_->read();  // NVML only outside timed regions
+  // NVML is read only outside timed regions: after the warm-up and the probe (so the clocks
+  // are those of a busy GPU, not an idle one's) and after the last sample.
+  std::optional<gpu_reading> before;
   // One sample: L2 flushed (cold), then `issue` between the events; ms per launch of n.
   auto timed = [&](auto const& issue, int n) {
     if (timing_.cold) flush_.fill_bytes(0, s);
@@ -276,6 +278,7 @@ measurement run_context::measure(launcher const& launch) {
   };
   std::vector<double> samples;
   if (timing_.profile) {
+    before = gpu_->read();
     samples = sample_until_stable([&] { return timed(one, 1); }, timing_);  // one launch, for ncu
   } else {
     for (int i = 0; i < timing_.warmup; ++i) one();
@@ -283,6 +286,7 @@ measurement run_context::measure(launcher const& launch) {
     std::vector<double> probe;
     for (int i = 0; i < 3; ++i) probe.push_back(timed(one, 1));
     int n = batch_size_for(median(probe));
+    before = gpu_->read();
     timing_options t = timing_;
     t.warmup = 0;
     if (n == 1) {
