@@ -26,12 +26,12 @@ echo "memlab repeat: $("$memlab" --version), results in $out" >&2
 for i in 1 2; do
   echo "memlab repeat: run $i of 2" >&2
   # A run with failed rows exits 1; the comparison still says whether the timings repeat.
-  "$memlab" run -d 0 --no-report --no-progress -o "$out/run$i" --md "$out/run$i/run.md" "${args[@]}" ||
+  "$memlab" run -d 0 --no-report --no-progress -o "$out/run$i" --md "$out/run$i/run.md" ${args[@]+"${args[@]}"} ||
     echo "memlab repeat: run $i exited $? (see $out/run$i/run.md)" >&2
   [ -f "$out/run$i/run.json" ] || { echo "memlab repeat: error: run $i wrote no record" >&2; exit 1; }
 done
 status=0
 "$memlab" compare --repeat "$out/run1/run.json" "$out/run2/run.json" >"$out/compare.md" || status=$?
-sed -n '/^## Repeatability/,/^## [^R]/p' "$out/compare.md" | sed '$d' >&2
+sed -n '/^## Repeatability/,/^# memlab compare/p' "$out/compare.md" | sed '$d' >&2
 echo "memlab repeat: full comparison in $out/compare.md" >&2
 exit "$status"
