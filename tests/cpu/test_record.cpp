@@ -142,4 +142,5 @@ TEST(Record, TimingAndGpuStateRoundTrip) {
   run_record rec;
   rec.rows.push_back(r);
   EXPECT_NE(to_markdown(rec).find("⚠ throttled"), std::string::npos);
+  EXPECT_NE(to_csv(rec).find(",graph_batch,40,true\n"), std::string::npos) << to_csv(rec);
 }
