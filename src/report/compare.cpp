@@ -14,8 +14,9 @@ namespace {
 
 using namespace detail;
 
-/// How many combined noises a difference must exceed before it counts: the medians
-/// of two runs each scatter by about their relative standard deviation.
+/// How many combined noises a difference must exceed before it counts. A row's noise is now
+/// a 95% bound on where a second run's median lands (docs/timing.md), so this is generous;
+/// it stays for records written when noise was stdev / mean. --repeat uses the bound itself.
 constexpr double noise_factor = 2.0;
 
 struct indexed {
