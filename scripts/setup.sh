@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks (and, where it may, installs) what memlab builds with on Debian/Ubuntu:
 # the CUDA toolkit (not installed here: it must be present), CMake >= 3.25, Ninja,
-# a C++17 compiler, CLI11, nlohmann-json and GoogleTest; with --plots, matplotlib.
+# a C++17 compiler, CLI11, nlohmann-json and GoogleTest; with --plots, matplotlib; and
+# nvml.h (pip package nvidia-nvml-dev-cu12) when neither the toolkit nor the system has it.
 # Sourced by run.sh and test.sh; exits non-zero with the exact command when it cannot install.
 set -euo pipefail
 
@@ -53,4 +54,27 @@ if [ "$(printf '%s\n3.25.0\n' "$cmake_version" | sort -V | head -n1)" != "3.25.0
   say "CMake $cmake_version is older than 3.25. Install a newer one with:"
   say "  python3 -m pip install --user 'cmake>=3.25'   (then put ~/.local/bin first on PATH)"
   exit 1
+fi
+
+# nvml.h for the clocks/throttle monitor (only the header: the library is the driver's,
+# opened at run time). Optional: without it memlab builds and rows say "nvml": "not built".
+nvml_found=0
+for d in "$(dirname "$(command -v nvcc)")/../include" /usr/include /usr/local/include; do
+  [ -f "$d/nvml.h" ] && nvml_found=1
+done
+if [ "$nvml_found" = 0 ] && command -v python3 >/dev/null 2>&1; then
+  if python3 -c "import glob, site, sys; sys.exit(0 if any(glob.glob(p + '/nvidia/*/include/nvml.h') for p in [*site.getsitepackages(), site.getusersitepackages()]) else 1)" 2>/dev/null; then
+    nvml_found=1
+  else
+    say "nvml.h not found: installing it with 'python3 -m pip install nvidia-nvml-dev-cu12' (header only)"
+    if python3 -m pip install -q nvidia-nvml-dev-cu12 >&2 2>/dev/null ||
+       python3 -m pip install -q --user nvidia-nvml-dev-cu12 >&2 2>/dev/null; then
+      nvml_found=1
+    fi
+  fi
+fi
+if [ "$nvml_found" = 0 ]; then
+  say "nvml.h is not available (pip could not install nvidia-nvml-dev-cu12): memlab builds without"
+  say "  the clocks/throttle monitor; rows will say \"nvml\": \"not built\". To add it later:"
+  say "  python3 -m pip install nvidia-nvml-dev-cu12, then reconfigure (cmake --fresh)"
 fi

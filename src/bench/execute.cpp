@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 
 #include "bench/image.hpp"
 #include "memlab/error.hpp"
@@ -28,7 +29,8 @@ nlohmann::json to_json(run_plan const& p) {
             {"max_samples", t.max_samples},
             {"timeout_s", t.timeout_s},
             {"warmup", t.warmup},
-            {"profile", t.profile}}},
+            {"profile", t.profile},
+            {"discard_throttled", t.discard_throttled}}},
           {"quick", p.quick},
           {"seed", p.seed},
           {"ceiling_gbps", opt(p.ceiling_gbps)},
@@ -36,7 +38,9 @@ nlohmann::json to_json(run_plan const& p) {
           {"progress", p.progress},
           {"total_points", p.total_points},
           {"done_points", p.done_points},
-          {"elapsed_s", p.elapsed_s}};
+          {"elapsed_s", p.elapsed_s},
+          {"first_slice", p.first_slice},
+          {"persistence_check", p.persistence_check}};
 }
 
 run_plan plan_from_json(nlohmann::json const& j) {
@@ -55,6 +59,7 @@ run_plan plan_from_json(nlohmann::json const& j) {
   p.timing.timeout_s = t.at("timeout_s").get<double>();
   p.timing.warmup = t.at("warmup").get<int>();
   p.timing.profile = t.at("profile").get<bool>();
+  p.timing.discard_throttled = t.at("discard_throttled").get<bool>();
   p.quick = j.at("quick").get<bool>();
   p.seed = j.at("seed").get<std::uint64_t>();
   if (!j.at("ceiling_gbps").is_null()) p.ceiling_gbps = j["ceiling_gbps"].get<double>();
@@ -63,6 +68,8 @@ run_plan plan_from_json(nlohmann::json const& j) {
   p.total_points = j.at("total_points").get<int>();
   p.done_points = j.at("done_points").get<int>();
   p.elapsed_s = j.at("elapsed_s").get<double>();
+  p.first_slice = j.at("first_slice").get<bool>();
+  p.persistence_check = j.at("persistence_check").get<bool>();
   return p;
 }
 
@@ -154,7 +161,15 @@ execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> co
   device_info const dev = query_device(plan.device);
   MEMLAB_CUDA_CHECK(cudaSetDevice(plan.device));
   run_context ctx(dev, plan.timing, plan.quick, plan.seed);
-  sink.started(to_json(running_image()));
+  nlohmann::json info = {{"image", to_json(running_image())}, {"nvml", ctx.gpu().status()}};
+  if (plan.first_slice) {
+    if (!plan.timing.profile) {  // what a launch costs by itself, timed like the rows
+      info["launch_floor"] = ctx.launch_floor();
+      info["launch_floor_us"] = info["launch_floor"]["us"];
+    }
+    if (plan.persistence_check) info["persistence_check"] = ctx.persistence_check(std::cerr);
+  }
+  sink.started(info);
   ctx.ceiling_gbps = plan.ceiling_gbps;
   ctx.fp32_peak_tflops = plan.fp32_peak_tflops;
   progress_printer progress(plan);

@@ -26,6 +26,8 @@ struct run_plan {
   int total_points = 0;    ///< points in the whole run (progress)
   int done_points = 0;     ///< points finished before this slice (progress)
   double elapsed_s = 0.0;  ///< run time before this slice (progress)
+  bool first_slice = true;         ///< measures the launch floor (and the persistence check)
+  bool persistence_check = false;  ///< warn about other processes and low clocks at start
 };
 nlohmann::json to_json(run_plan const& p);
 run_plan plan_from_json(nlohmann::json const& j);
@@ -34,8 +36,10 @@ run_plan plan_from_json(nlohmann::json const& j);
 class run_sink {
  public:
   virtual ~run_sink() = default;
-  /// Once per executing process, before its first experiment: the image that runs (image.hpp).
-  virtual void started(nlohmann::json const& image) = 0;
+  /// Once per executing process, before its first experiment: record keys of its context:
+  /// `image` (image.hpp), `nvml`, and on the run's first slice `launch_floor[_us]` and
+  /// `persistence_check`.
+  virtual void started(nlohmann::json const& info) = 0;
   virtual void begin_experiment(std::string const& id, int points) = 0;
   virtual void begin_point(std::string const& id, std::string const& label) = 0;
   virtual void add_row(row const& r) = 0;

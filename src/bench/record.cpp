@@ -172,6 +172,7 @@ std::string to_markdown(run_record const& rec) {
     if (r.skipped) status += ": " + *r.skipped;
     if (r.error) status += ": " + *r.error;
     if (r.check.status == verdict::failed) status += " (" + r.check.detail + ")";
+    if (r.throttled.value_or(false)) status += " ⚠ throttled";
     os << "| " << md_escape(r.variant) << " | " << md_escape(params_text(r.params)) << " | "
        << fmt(r.median_ms, "%.4f") << " | " << fmt(r.noise ? std::optional<double>(*r.noise * 100) : std::nullopt, "%.1f%%")
        << " | " << fmt(r.gbps, "%.1f") << " | " << fmt(r.tflops, "%.2f") << " | " << md_escape(r.peer.value_or(""))
@@ -190,7 +191,7 @@ std::string to_markdown(run_record const& rec) {
 std::string to_csv(run_record const& rec) {
   std::ostringstream os;
   os << "experiment,variant,params,median_ms,noise,samples,bytes,flops,gbps,tflops,peer,ratio_to_peer,"
-        "ratio_to_ceiling,verified,error_metric,error,skipped,failure\n";
+        "ratio_to_ceiling,verified,error_metric,error,skipped,failure,timing_method,batch,throttled\n";
   for (auto const& r : rec.rows) {
     os << csv_escape(r.experiment) << ',' << csv_escape(r.variant) << ',' << csv_escape(params_text(r.params)) << ','
        << fmt(r.median_ms, "%.6g") << ',' << fmt(r.noise, "%.4g") << ',' << r.samples << ','
@@ -199,7 +200,9 @@ std::string to_csv(run_record const& rec) {
        << fmt(r.ratio_to_ceiling, "%.4g") << ',' << to_string(r.check.status) << ',' << csv_escape(r.check.metric)
        << ',' << (r.check.error < 0 ? std::string() : fmt(r.check.error, "%.4g")) << ','
        << csv_escape(r.skipped.value_or("")) << ',' << csv_escape(r.error.value_or(r.check.status == verdict::failed ? r.check.detail : ""))
-       << '\n';
+       << ',' << csv_escape(r.timing.is_object() ? r.timing.value("method", "") : "") << ','
+       << (r.timing.is_object() ? std::to_string(r.timing.value("batch", 1)) : std::string()) << ','
+       << (r.throttled ? (*r.throttled ? "true" : "false") : "") << '\n';
   }
   return os.str();
 }

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/empty_kernel.hpp"
 #include "bench/execute.hpp"
 #include "bench/worker.hpp"
 #include "memlab/error.hpp"
@@ -189,27 +190,218 @@ std::vector<std::map<std::string, param_value>> expand_points(experiment const& 
 
 // ------------------------------------------------------------------ run context
 
+namespace {
+
+std::string pci_bus_id(device_info const& d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", d.pci_domain, d.pci_bus, d.pci_device);
+  return buf;
+}
+
+/// An instantiated graph of N captured launches; destroyed with the measurement.
+struct graph_exec {
+  cudaGraphExec_t exec = nullptr;
+  graph_exec() = default;
+  graph_exec(graph_exec const&) = delete;
+  graph_exec& operator=(graph_exec const&) = delete;
+  ~graph_exec() {
+    if (exec) MEMLAB_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
+  }
+};
+
+/// Captures `n` calls of `launch` on `s` into g. A launcher that synchronizes, copies with
+/// cudaMemcpy, allocates or uses the legacy stream cannot be captured: the capture reports
+/// an error (thread-local mode prohibits those calls), which is cleared (capture errors are
+/// not sticky), and *why says what happened.
+bool capture(launcher const& launch, cudaStream_t s, int n, graph_exec& g, std::string* why) {
+  cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    *why = std::string("cannot capture: ") + cudaGetErrorName(e);
+    return false;
+  }
+  std::string failed;
+  try {
+    for (int i = 0; i < n && failed.empty(); ++i) {
+      launch(s);
+      if (cudaError_t le = cudaGetLastError(); le != cudaSuccess) failed = cudaGetErrorName(le);
+    }
+  } catch (std::exception const& ex) {
+    failed = ex.what();
+  }
+  cudaGraph_t graph = nullptr;
+  e = cudaStreamEndCapture(s, &graph);  // always: leaves capture mode even after an error
+  (void)cudaGetLastError();
+  std::size_t nodes = 0;
+  if (graph && failed.empty() && e == cudaSuccess) (void)cudaGraphGetNodes(graph, nullptr, &nodes);
+  if (!failed.empty() || e != cudaSuccess || !graph || nodes == 0) {
+    if (graph) MEMLAB_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+    *why = "graph capture failed (" +
+           (!failed.empty() ? failed : e != cudaSuccess ? std::string(cudaGetErrorName(e)) : std::string("no work captured on the stream")) +
+           ")";
+    return false;
+  }
+  e = cudaGraphInstantiate(&g.exec, graph, 0);
+  MEMLAB_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    g.exec = nullptr;
+    *why = std::string("graph instantiation failed (") + cudaGetErrorName(e) + ")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 run_context::run_context(device_info dev, timing_options timing, bool quick, std::uint64_t seed)
     : device_(std::move(dev)), timing_(timing), quick_(quick), seed_(seed) {
   // Twice the L2, so a memset evicts everything the previous sample left.
   if (timing_.cold) flush_ = device_buffer<char>(std::max<std::size_t>(2 * device_.l2_bytes, 1 << 20));
+  gpu_ = std::make_unique<gpu_monitor>(pci_bus_id(device_));
 }
 
-sample_summary run_context::measure(launcher const& launch, std::vector<double>* samples_out) {
+measurement run_context::measure(launcher const& launch) {
   cudaStream_t const s = stream_.get();
-  std::vector<double> const samples = sample_until_stable(
-      [&] {
-        if (timing_.cold) flush_.fill_bytes(0, s);
-        start_.record(s);
-        launch(s);
-        MEMLAB_CHECK_LAUNCH();
-        stop_.record(s);
-        stop_.synchronize();
-        return static_cast<double>(stop_.elapsed_since(start_));
-      },
-      timing_);
-  if (samples_out) *samples_out = samples;
-  return summarize(samples);
+  measurement m;
+  // NVML is read only outside timed regions: after the warm-up and the probe (so the clocks
+  // are those of a busy GPU, not an idle one's) and after the last sample.
+  std::optional<gpu_reading> before;
+  // One sample: L2 flushed (cold), then `issue` between the events; ms per launch of n.
+  auto timed = [&](auto const& issue, int n) {
+    if (timing_.cold) flush_.fill_bytes(0, s);
+    start_.record(s);
+    issue();
+    stop_.record(s);
+    stop_.synchronize();
+    return static_cast<double>(stop_.elapsed_since(start_)) / n;
+  };
+  auto one = [&] {
+    launch(s);
+    MEMLAB_CHECK_LAUNCH();
+  };
+  std::vector<double> samples;
+  if (timing_.profile) {
+    before = gpu_->read();
+    samples = sample_until_stable([&] { return timed(one, 1); }, timing_);  // one launch, for ncu
+  } else {
+    for (int i = 0; i < timing_.warmup; ++i) one();
+    // Three single launches say whether this is a microsecond kernel.
+    std::vector<double> probe;
+    for (int i = 0; i < 3; ++i) probe.push_back(timed(one, 1));
+    int n = batch_size_for(median(probe));
+    before = gpu_->read();
+    timing_options t = timing_;
+    t.warmup = 0;
+    if (n == 1) {
+      samples = sample_until_stable([&] { return timed(one, 1); }, t);
+    } else {
+      // Back to back, launches overlap their gaps, so a launch in a batch is shorter than the
+      // probe's: one timed batch resizes N so the batch really reaches batch_target_ms.
+      graph_exec g;
+      std::string why;
+      bool const graph = capture(launch, s, n, g, &why);
+      auto run_graph = [&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(g.exec, s)); };
+      auto run_launches = [&] {
+        for (int i = 0; i < n; ++i) one();
+      };
+      double const per = graph ? timed(run_graph, n) : timed(run_launches, n);  // also uploads the graph
+      if (per * n < 0.5 * batch_target_ms && n < max_batch) {
+        int const bigger = std::max(n, batch_size_for(per));
+        if (bigger > n && graph) {
+          graph_exec g2;
+          std::string why2;
+          if (capture(launch, s, bigger, g2, &why2)) {
+            std::swap(g.exec, g2.exec);
+            n = bigger;
+            (void)timed(run_graph, n);  // uploads the new graph
+          }
+        } else if (bigger > n) {
+          n = bigger;
+        }
+      }
+      m.batch = n;
+      if (graph) {
+        m.method = "graph_batch";
+        samples = sample_until_stable([&] { return timed(run_graph, n); }, t, n);
+      } else {
+        m.method = "launch_batch";
+        m.note = why + "; timed as back-to-back launches";
+        samples = sample_until_stable([&] { return timed(run_launches, n); }, t, n);
+      }
+    }
+  }
+  std::optional<gpu_reading> const after = gpu_->read();
+  if (before && after) m.gpu = summarize_window(*before, *after);
+  if (after) last_reading_ = after;
+  m.summary = summarize(samples);
+  m.noise = estimate_noise(samples);
+  return m;
+}
+
+gpu_window run_context::gpu_since_last_reading() {
+  std::optional<gpu_reading> const now = gpu_->read();
+  if (!now) return {};
+  gpu_window w = summarize_window(last_reading_.value_or(*now), *now);
+  last_reading_ = now;
+  return w;
+}
+
+nlohmann::json run_context::launch_floor() {
+  measurement const m = measure([](cudaStream_t st) { launch_empty_kernel(st); });
+  return {{"us", m.summary.median * 1e3}, {"method", m.method}, {"batch", m.batch}, {"noise", m.noise.noise}};
+}
+
+nlohmann::json run_context::persistence_check(std::ostream& err) {
+  nlohmann::json warnings = nlohmann::json::array();
+  auto warn = [&](std::string const& w) {
+    err << "memlab: warning: " << w << "\n";
+    warnings.push_back(w);
+  };
+  if (!gpu_->available()) {
+    warn("--persistence-check cannot check the GPU: NVML " + gpu_->status());
+    return {{"warnings", warnings}};
+  }
+  nlohmann::json j = nlohmann::json::object();
+  // NVML lists host PIDs, which differ from getpid() inside a container; this process holds
+  // a context on the GPU by now, so any entry beyond one is another process.
+  if (auto pids = gpu_->compute_processes()) {
+    j["compute_processes"] = *pids;
+    if (pids->size() > 1) {
+      std::string list;
+      for (unsigned p : *pids)
+        if (p != static_cast<unsigned>(getpid())) list += (list.empty() ? "" : ", ") + std::to_string(p);
+      warn(std::to_string(pids->size() - 1) + " other process(es) have a context on the GPU (PIDs seen: " + list +
+           "): timings will share the GPU");
+    }
+  } else {
+    warn("NVML cannot list the GPU's compute processes");
+  }
+  // An idle GPU lowers its clocks, so the clock is read while a queue of empty kernels runs.
+  // The host blocks once the launch queue is full, so when the loop ends about a queue's
+  // worth (milliseconds) is still running: the reading is taken then.
+  for (int i = 0; i < 20000; ++i) launch_empty_kernel(stream_.get());
+  MEMLAB_CHECK_LAUNCH();
+  auto const r = gpu_->read();
+  stream_.synchronize();
+  auto const max = gpu_->max_sm_mhz();
+  if (r && r->sm_mhz && max) {
+    j["sm_clock_mhz"] = *r->sm_mhz;
+    j["max_sm_clock_mhz"] = *max;
+    auto const reasons = reason_names(r->reasons.value_or(0));
+    j["clocks_event_reasons"] = reasons;
+    if (*r->sm_mhz + 0.01 * *max < *max) {  // 1%: clocks move in steps of about 15 MHz
+      std::string why;
+      for (auto const& n : reasons) why += (why.empty() ? "" : ", ") + n;
+      warn("SM clock under load is " + std::to_string(*r->sm_mhz) + " MHz, below its max " + std::to_string(*max) +
+           " MHz" + (why.empty() ? "" : " (reasons: " + why + ")") +
+           ": locked or capped clocks, power or heat; timings will be slower than the GPU can run");
+    }
+  } else {
+    warn("NVML cannot read the SM clock or its max");
+  }
+  j["warnings"] = warnings;
+  return j;
 }
 
 // ------------------------------------------------------------------ the run
@@ -228,8 +420,10 @@ std::string now_iso() {
 class record_sink final : public run_sink {
  public:
   record_sink(run_record& rec, run_summary& sum) : rec_(rec), sum_(sum) {}
-  void started(nlohmann::json const& image) override {
-    if (!rec_.meta.contains("image")) rec_.meta["image"] = image;
+  /// The first worker's context: the image, NVML, the launch floor, the persistence check.
+  void started(nlohmann::json const& info) override {
+    for (auto const& [key, value] : info.items())
+      if (!rec_.meta.contains(key)) rec_.meta[key] = value;
   }
   void begin_experiment(std::string const& id, int points) override {
     points_ = points;
@@ -316,6 +510,7 @@ run_summary run(run_options const& opt, run_record& record) {
   plan.quick = opt.quick;
   plan.seed = opt.seed;
   plan.progress = opt.progress;
+  plan.persistence_check = opt.persistence_check;
 
   // The device query creates no context: the parent of isolated workers stays off the GPU.
   device_info const dev = query_device(opt.device);  // throws: no device / bad index
@@ -330,7 +525,11 @@ run_summary run(run_options const& opt, run_record& record) {
                            {"min_time_s", opt.timing.min_time_s}, {"min_samples", opt.timing.min_samples},
                            {"max_samples", opt.timing.max_samples}, {"timeout_s", opt.timing.timeout_s},
                            {"warmup", opt.timing.warmup},         {"profile", opt.timing.profile},
-                           {"quick", opt.quick},                  {"seed", opt.seed}};
+                           {"quick", opt.quick},                  {"seed", opt.seed},
+                           {"discard_throttled", opt.timing.discard_throttled},
+                           {"stop_rule", stop_rule_text},
+                           {"noise_estimator", "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
+                           {"batch_below_ms", batch_below_ms}, {"batch_target_ms", batch_target_ms}};
   record.meta["ceilings"] = {{"d2d_copy_gbps", nullptr}, {"fp32_peak_tflops", nullptr}};
   record.meta["experiments"] = nlohmann::json::array();
   record.flush();

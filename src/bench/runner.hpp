@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_monitor.hpp"
+#include "bench/measurement.hpp"
 #include "bench/record.hpp"
 #include "bench/state.hpp"
 #include "memlab/buffer.hpp"
@@ -43,12 +45,24 @@ class run_context {
   std::uint64_t seed() const noexcept { return seed_; }
   cudaStream_t stream() const noexcept { return stream_.get(); }
 
-  /// The standard sampling policy (see state::exec).
-  sample_summary measure(launcher const& launch, std::vector<double>* samples_out = nullptr);
+  /// The standard sampling policy (see state::exec and docs/timing.md): a launch shorter
+  /// than batch_below_ms is timed in batches (a CUDA graph of N launches, or N back-to-back
+  /// launches when the launcher cannot be captured); NVML is read before and after.
+  measurement measure(launcher const& launch);
+
+  /// NVML for this run's GPU (status() says whether it is there).
+  gpu_monitor const& gpu() const noexcept { return *gpu_; }
+  /// The GPU's state now against the previous reading (for timings experiments take themselves).
+  gpu_window gpu_since_last_reading();
+  /// Times an empty kernel with measure(): the record's meta launch_floor_us and launch_floor.
+  nlohmann::json launch_floor();
+  /// --persistence-check: warns on `err` (and returns the warnings for the record) when
+  /// another process has a context on the GPU, or the SM clock under load is below its max.
+  nlohmann::json persistence_check(std::ostream& err);
 
   std::optional<double> ceiling_gbps;
   std::optional<double> fp32_peak_tflops;
-  std::map<std::string, sample_summary> peer_cache;
+  std::map<std::string, measurement> peer_cache;
 
  private:
   device_info device_;
@@ -61,6 +75,8 @@ class run_context {
   memlab::stream stream_{cudaStreamDefault};
   memlab::event start_, stop_;
   memlab::device_buffer<char> flush_;  ///< 2x L2, allocated once, memset before cold samples
+  std::unique_ptr<gpu_monitor> gpu_;
+  std::optional<gpu_reading> last_reading_;
 };
 
 struct run_options {
@@ -77,6 +93,7 @@ struct run_options {
   /// so that a kernel that breaks its CUDA context costs one experiment. "" runs them in
   /// this process, where such a kernel ends the run.
   std::string worker_executable;
+  bool persistence_check = false;        ///< warn about other processes and low clocks at start
 };
 
 struct run_summary {

@@ -16,13 +16,34 @@ struct timing_options {
   double timeout_s = 1.0;    ///< wall-clock budget per measurement
   int warmup = 1;            ///< untimed calls first
   bool profile = false;      ///< one sample, no warm-up (for ncu)
+  bool discard_throttled = false;  ///< retake rows whose samples NVML saw throttled (at most 3 times)
 };
+
+/// The stopping rule in words, for the record's meta.
+inline constexpr char const* stop_rule_text =
+    "after warmup, sample until >= min_samples and >= min_time_s of GPU time and stdev/mean <= max_noise; "
+    "or max_samples; or timeout_s of wall time with >= 3 samples";
 
 /// Calls one_sample() (returns milliseconds) `warmup` times and discards the results, then
 /// samples until at least min_samples and min_time_s are collected and the relative standard
 /// deviation is at most max_noise, or max_samples are taken, or timeout_s of wall time has
 /// passed with at least 3 samples. Profile mode: one sample, no warm-up.
-std::vector<double> sample_until_stable(std::function<double()> const& one_sample, timing_options const& t);
+/// `launches_per_sample`: a batched sample reports milliseconds per launch of N launches, so
+/// it counts N times its value toward min_time_s (the GPU time it actually took).
+std::vector<double> sample_until_stable(std::function<double()> const& one_sample, timing_options const& t,
+                                        int launches_per_sample = 1);
+
+/// Kernels whose single launch takes less than this are timed in batches of N launches a
+/// sample: a few microseconds are within the events' resolution and the launch gaps.
+inline constexpr double batch_below_ms = 0.05;
+/// A batch is sized to take at least this long on the GPU.
+inline constexpr double batch_target_ms = 0.1;
+inline constexpr int max_batch = 4096;
+
+/// Launches per sample for a kernel whose launch takes `per_launch_ms`: 1 at or above
+/// batch_below_ms (and for a non-positive or non-finite time); else ceil(batch_target_ms /
+/// per_launch_ms), at least 2 and at most max_batch.
+int batch_size_for(double per_launch_ms);
 
 /// `t` for slow or inherently noisy measurements: at most `wall_s` seconds of sampling and
 /// no more than `min_samples` required samples.

@@ -39,6 +39,7 @@ state::state(run_context& ctx, experiment const& exp, std::map<std::string, para
     : ctx_(&ctx), exp_(&exp), point_(std::move(point)) {
   row_.experiment = exp.id;
   row_.cold = ctx.timing().cold;
+  row_.nvml = ctx.gpu().status();
   std::string key = exp.id;
   row_.repro = "memlab run " + exp.id;
   for (auto const& [name, value] : point_) {
@@ -81,33 +82,54 @@ bool state::profile() const noexcept { return ctx_->timing().profile; }
 cudaStream_t state::stream() const noexcept { return ctx_->stream(); }
 timing_options const& state::timing() const noexcept { return ctx_->timing(); }
 
-void state::exec(launcher const& launch) {
-  sample_summary const s = ctx_->measure(launch);
+void state::take(measurement const& m) {
+  sample_summary const& s = m.summary;
+  if (s.samples == 0) return;
   row_.median_ms = s.median;
-  row_.noise = s.noise;
+  row_.noise = m.noise.noise;
   row_.min_ms = s.min;
   row_.max_ms = s.max;
   row_.samples = s.samples;
+  row_.timing = m.timing_json();
+  if (!m.gpu.gpu.is_null()) {
+    row_.gpu = m.gpu.gpu;
+    row_.throttled = m.gpu.throttled;
+    row_.throttle_reasons = m.gpu.throttle_reasons;
+  }
+}
+
+void state::exec(launcher const& launch) {
+  measurement m = ctx_->measure(launch);
+  int retakes = 0;
+  // Samples taken while the clocks were held down for power or heat time the cooling, not
+  // the kernel: retake a few times (the GPU may have recovered), then keep the row flagged.
+  while (ctx_->timing().discard_throttled && m.gpu.throttled && retakes < max_throttle_retakes) {
+    m = ctx_->measure(launch);
+    ++retakes;
+  }
+  take(m);
+  row_.retakes = retakes;
 }
 
 void state::exec_peer(std::string const& name, launcher const& launch) {
   std::string key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
   auto it = ctx_->peer_cache.find(key);
   if (it == ctx_->peer_cache.end()) it = ctx_->peer_cache.emplace(key, ctx_->measure(launch)).first;
-  set_peer(name, it->second.median);
-  row_.extra["peer_noise"] = it->second.noise;
+  set_peer(name, it->second.summary.median);
+  row_.extra["peer_noise"] = it->second.noise.noise;
+  row_.extra["peer_timing"] = {{"method", it->second.method}, {"batch", it->second.batch}};
 }
 
-sample_summary state::measure(launcher const& launch) { return ctx_->measure(launch); }
+sample_summary state::measure(launcher const& launch) { return ctx_->measure(launch).summary; }
 
-void state::set_samples(std::vector<double> const& ms) {
-  sample_summary const s = summarize(ms);
-  if (s.samples == 0) return;
-  row_.median_ms = s.median;
-  row_.noise = s.noise;
-  row_.min_ms = s.min;
-  row_.max_ms = s.max;
-  row_.samples = s.samples;
+void state::set_samples(std::vector<double> const& ms, std::string const& method) {
+  measurement m;
+  m.summary = summarize(ms);
+  if (m.summary.samples == 0) return;
+  m.noise = estimate_noise(ms);
+  m.method = method;
+  m.gpu = ctx_->gpu_since_last_reading();
+  take(m);
 }
 
 void state::set_peer(std::string const& name, double peer_median_ms) {
@@ -177,6 +199,12 @@ nlohmann::json to_json(row const& r) {
   j["error"] = opt(r.error);
   j["cold"] = r.cold;
   j["repro"] = r.repro;
+  j["timing"] = r.timing;
+  j["nvml"] = r.nvml;
+  j["gpu"] = r.gpu;
+  j["throttled"] = opt(r.throttled);
+  j["throttle_reasons"] = r.throttle_reasons;
+  j["retakes"] = r.retakes;
   // JSON has no Inf/NaN: an infinite error (a NaN in the output) is written as a string.
   if (r.check.error == INFINITY) j["verification"]["error"] = "inf";
   return j;
@@ -215,6 +243,12 @@ row row_from_json(nlohmann::json const& j) {
   r.error = get_opt<std::string>(j, "error");
   r.cold = j.value("cold", true);
   r.repro = j.value("repro", "");
+  r.timing = j.value("timing", nlohmann::json());
+  r.nvml = j.value("nvml", "");
+  r.gpu = j.value("gpu", nlohmann::json());
+  r.throttled = get_opt<bool>(j, "throttled");
+  r.throttle_reasons = j.value("throttle_reasons", std::vector<std::string>{});
+  r.retakes = j.value("retakes", 0);
   return r;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/experiment.hpp"
+#include "bench/measurement.hpp"
 #include "bench/sampling.hpp"
 #include "bench/stats.hpp"
 #include "bench/verify.hpp"
@@ -55,7 +56,16 @@ struct row {
   std::optional<std::string> error;        ///< the error that stopped this point
   bool cold = true;
   std::string repro;                       ///< the memlab command that reruns this row
+  nlohmann::json timing;                   ///< method, batch, noise_method, ... (null: not timed)
+  std::string nvml = "not built";          ///< "ok", "not built" or "unavailable: <reason>"
+  nlohmann::json gpu;                      ///< clocks, power, temperature, reasons over the samples
+  std::optional<bool> throttled;           ///< null when NVML did not read the GPU
+  std::vector<std::string> throttle_reasons;
+  int retakes = 0;                         ///< times retaken for throttling (--discard-throttled)
 };
+
+/// How many times --discard-throttled retakes a throttled row before keeping it flagged.
+inline constexpr int max_throttle_retakes = 3;
 
 nlohmann::json to_json(row const& r);
 row row_from_json(nlohmann::json const& j);
@@ -105,8 +115,9 @@ class state {
   void exec_peer(std::string const& name, launcher const& launch);
   /// The standard policy on any launch without recording it as this row's timing.
   sample_summary measure(launcher const& launch);
-  /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per sample.
-  void set_samples(std::vector<double> const& ms);
+  /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per
+  /// sample in the order taken; `method` says how ("events" or "host").
+  void set_samples(std::vector<double> const& ms, std::string const& method = "events");
   /// Records a peer measured by the experiment itself (ratio = peer_ms / median_ms).
   void set_peer(std::string const& name, double peer_median_ms);
 
@@ -132,6 +143,8 @@ class state {
   row finish();  ///< derives gbps/tflops/ratios; called by the runner
 
  private:
+  void take(measurement const& m);
+
   run_context* ctx_;
   experiment const* exp_;
   std::map<std::string, param_value> point_;

@@ -1,5 +1,8 @@
 #pragma once
 // Summary statistics of timing samples (CPU-only, unit-tested).
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace memlab::bench {
@@ -18,5 +21,32 @@ sample_summary summarize(std::vector<double> samples);
 
 /// Median of `values` (average of the middle two for even counts). Throws on empty input.
 double median(std::vector<double> values);
+
+/// How far a second run's median may land from this one, relative to the median
+/// (docs/timing.md). The relative standard deviation of the samples (sample_summary::noise)
+/// is the stopping rule's measure of spread; it says nothing about drift within a run and
+/// overstates the uncertainty of a median of many samples. This is what rows report.
+struct noise_estimate {
+  double noise = 0.0;                 ///< max(sqrt(2) x bootstrap, chunk_spread): the reported noise
+  double bootstrap = 0.0;             ///< 95% bootstrap interval of the median: half-width / median
+  std::optional<double> chunk_spread; ///< (max - min of the chunk medians) / median; none under 6 samples
+  int chunks = 0;                     ///< contiguous chunks the samples were split into (0: none)
+  std::string method = "bootstrap";   ///< which estimate is `noise`: "bootstrap" or "chunks"
+};
+
+/// Samples in the order they were taken (the chunks are contiguous runs of them).
+/// Deterministic: the bootstrap uses a fixed seed, so the same samples give the same noise
+/// on every machine. Fewer than 2 samples, or a median <= 0, give 0 ("bootstrap").
+noise_estimate estimate_noise(std::vector<double> const& samples_in_order);
+
+/// The percentile bootstrap of the median: `resamples` resamples of n drawn with replacement
+/// (std::mt19937_64 seeded with `seed`), the 2.5th and 97.5th percentiles of their medians;
+/// returns (hi - lo) / 2 / median. 0 for fewer than 2 samples or a median <= 0.
+double bootstrap_median_halfwidth(std::vector<double> const& samples, int resamples = 1000,
+                                  std::uint64_t seed = 0x6d656d6c6162ull);
+
+/// Splits the samples into `chunks` contiguous runs of (nearly) equal length and returns
+/// (max - min of their medians) / median of all. Needs at least 2 samples a chunk.
+std::optional<double> chunk_median_spread(std::vector<double> const& samples_in_order, int chunks);
 
 }  // namespace memlab::bench

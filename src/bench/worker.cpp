@@ -66,8 +66,8 @@ std::optional<double> get_opt(nlohmann::json const& j, char const* key) {
 }
 }  // namespace
 
-std::string encode_started(nlohmann::json const& image) {
-  return nlohmann::json{{"t", "started"}, {"image", image}}.dump();
+std::string encode_started(nlohmann::json const& info) {
+  return nlohmann::json{{"t", "started"}, {"info", info}}.dump();
 }
 std::string encode_begin(std::string const& id, int points) {
   return nlohmann::json{{"t", "begin"}, {"id", id}, {"points", points}}.dump();
@@ -95,7 +95,7 @@ std::string decode_line(std::string const& line, run_sink& sink) {
     j = nlohmann::json::parse(line);
     std::string const t = j.at("t").get<std::string>();
     if (t == "started") {
-      sink.started(j.at("image"));
+      sink.started(j.at("info"));
     } else if (t == "begin") {
       sink.begin_experiment(j.at("id").get<std::string>(), j.at("points").get<int>());
     } else if (t == "point") {
@@ -135,7 +135,7 @@ void write_all(int fd, std::string const& text) {
 class pipe_sink final : public run_sink {
  public:
   explicit pipe_sink(int fd) : fd_(fd) {}
-  void started(nlohmann::json const& image) override { send(encode_started(image)); }
+  void started(nlohmann::json const& info) override { send(encode_started(info)); }
   void begin_experiment(std::string const& id, int points) override { send(encode_begin(id, points)); }
   void begin_point(std::string const& id, std::string const& label) override { send(encode_point(id, label)); }
   void add_row(row const& r) override { send(encode_row(r)); }
@@ -180,7 +180,7 @@ namespace {
 class tracking_sink final : public run_sink {
  public:
   explicit tracking_sink(run_sink& out) : out_(out) {}
-  void started(nlohmann::json const& image) override { out_.started(image); }
+  void started(nlohmann::json const& info) override { out_.started(info); }
   void begin_experiment(std::string const& id, int points) override {
     in_flight = id;
     label.clear();
@@ -273,6 +273,7 @@ void run_isolated(std::string const& executable, run_plan plan, run_sink& sink, 
     plan.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     tracking_sink track(sink);
     worker_process const w = spawn_worker(executable, plan);
+    plan.first_slice = false;  // later workers skip the launch floor and the persistence check
     std::string pending, fatal;
     char buf[1 << 16];
     for (;;) {

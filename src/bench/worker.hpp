@@ -6,7 +6,7 @@
 // record, the summary, signals) lives in the parent, as ctest keeps a test per process.
 //
 // The worker reports on a pipe, one JSON object a line:
-//   {"t":"started","image":{...}}
+//   {"t":"started","info":{"image":..,"nvml":..,...}}
 //   {"t":"begin","id":ID,"points":N}   {"t":"point","id":ID,"label":"a=1 b=2"}
 //   {"t":"row","row":{...}}             {"t":"end","id":ID,"status":S,"ceiling_gbps":..,"fp32_peak_tflops":..}
 //   {"t":"fatal","message":TEXT}        (an error before or outside any experiment)
@@ -26,7 +26,7 @@ inline constexpr int worker_exit_fatal = 4;
 int worker_main(std::string const& plan_json, int fd);
 
 /// Encodes one sink event as a protocol line (without the newline).
-std::string encode_started(nlohmann::json const& image);
+std::string encode_started(nlohmann::json const& info);
 std::string encode_begin(std::string const& id, int points);
 std::string encode_point(std::string const& id, std::string const& label);
 std::string encode_row(row const& r);

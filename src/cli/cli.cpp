@@ -167,6 +167,10 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   int worker_fd = -1;
   worker_cmd->add_option("--plan", worker_plan)->required();
   worker_cmd->add_option("--fd", worker_fd)->required();
+  run_cmd->add_flag("--discard-throttled", ro.timing.discard_throttled,
+                    "Retake rows whose samples NVML saw throttled for power or heat (3 times at most, then keep them flagged)");
+  run_cmd->add_flag("--persistence-check", ro.persistence_check,
+                    "Warn when another process is on the GPU or the SM clock under load is below its max (the run goes on)");
 
   // memlab report
   auto* report_cmd = app.add_subcommand("report", "Render a run record as Markdown with plots");
@@ -184,6 +188,9 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   compare_cmd->add_option("--threshold", cmp.threshold, "Slowdown fraction counted as a regression (exit 1)")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
+  compare_cmd->add_flag("--repeat", cmp.repeat,
+                        "A and B are two runs of the same build: check they agree within 3% and that the rows' "
+                        "noise is calibrated; exit 1 if not");
 
   std::vector<char const*> argv;
   for (auto const& a : args) argv.push_back(a.c_str());

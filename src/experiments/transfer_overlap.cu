@@ -313,7 +313,7 @@ void overlap_body(state& s) {
     policy = bench::capped(policy, pageable ? 0.4 : 0.5);
     s.set_extra("sampling", "capped: at most 0.4-0.5 s, at least 5 samples");
   }
-  s.set_samples(bench::sample_until_stable(run_once, policy));
+  s.set_samples(bench::sample_until_stable(run_once, policy), variant == "guide_staged" ? "events" : "host");
 
   double const tT = t.h2d + t.d2h, tE = t.kernel;
   double const tsum = t.h2d + t.kernel + t.d2h;

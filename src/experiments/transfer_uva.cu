@@ -137,7 +137,8 @@ void pointer_row(state& s, std::string const& kind) {
         for (int i = 0; i < calls; ++i) MEMLAB_CUDA_CHECK(cudaPointerGetAttributes(&tmp, a.p));
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / calls;
       },
-      policy));
+      policy),
+      "host");
   s.set_extra("timed_with", "host clock, ms per cudaPointerGetAttributes call (1000 calls per sample)");
 }
 

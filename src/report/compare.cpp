@@ -1,4 +1,5 @@
 // memlab compare A.json B.json: per-row ratio B/A with a noise-aware verdict.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <ostream>
@@ -13,8 +14,9 @@ namespace {
 
 using namespace detail;
 
-/// How many combined noises a difference must exceed before it counts: the medians
-/// of two runs each scatter by about their relative standard deviation.
+/// How many combined noises a difference must exceed before it counts. A row's noise is now
+/// a 95% bound on where a second run's median lands (docs/timing.md), so this is generous;
+/// it stays for records written when noise was stdev / mean. --repeat uses the bound itself.
 constexpr double noise_factor = 2.0;
 
 struct indexed {
@@ -54,7 +56,64 @@ std::string row_label(json const& r) {
          cell(params_text(obj(r, "params"))) + " |";
 }
 
+struct timed_pair {
+  std::string label;  ///< "| experiment | variant | params |"
+  double ma, mb, na, nb;
+};
+
+/// The --repeat section: the 3% criterion on rows that should hold it, and whether the
+/// fraction of rows differing by more than their noise fits the noise's confidence.
+bool repeat_section(std::vector<timed_pair> const& rows, int newly_failed, bool same_gpu, std::ostream& md) {
+  using namespace repeat_check;
+  std::vector<std::string> beyond_tol, beyond_noise;
+  int in_scope = 0;
+  for (auto const& p : rows) {
+    double const d = std::fabs(p.mb / p.ma - 1.0);
+    double const noise = std::max(p.na, p.nb);
+    std::string const line = p.label + " " + fmt(p.ma) + " | " + fmt(p.mb) + " | " + fmt(d * 100.0) + "% | " +
+                             fmt(p.na * 100.0) + "% / " + fmt(p.nb * 100.0) + "% |";
+    if (p.ma > long_row_ms || noise <= small_noise) {
+      ++in_scope;
+      if (d > tolerance) beyond_tol.push_back(line);
+    }
+    if (d > noise) beyond_noise.push_back(line);
+  }
+  int const m = static_cast<int>(rows.size());
+  double const frac = m ? static_cast<double>(beyond_noise.size()) / m : 0.0;
+  double const allowed = allowed_fraction(m);
+  bool const calibrated = m == 0 || frac <= allowed;
+  bool const ok = beyond_tol.empty() && calibrated && newly_failed == 0 && m > 0;
+  md << "## Repeatability: " << (ok ? "✅ passed" : "❌ **failed**") << "\n\n";
+  if (!same_gpu) md << "> ⚠ The two runs are on different GPUs: a repeat check compares one build on one GPU.\n\n";
+  md << "- **Agreement:** " << in_scope << " of " << m << " timed rows are held to " << fmt(tolerance * 100.0)
+     << "% (A's median above " << fmt(long_row_ms * 1e3) << " µs, or both noises at most " << fmt(small_noise * 100.0)
+     << "%); " << beyond_tol.size() << " differ by more.\n";
+  md << "- **Noise calibration:** " << beyond_noise.size() << " of " << m << " rows (" << fmt(frac * 100.0)
+     << "%) differ by more than their reported noise (max of A's and B's); a " << fmt(confidence * 100.0)
+     << "% bound allows at most " << fmt(allowed * 100.0) << "% (5% + 2 binomial s.d.): "
+     << (calibrated ? "calibrated" : "**the noise understates the spread**") << ".\n";
+  if (newly_failed > 0) md << "- " << newly_failed << " row(s) fail in B that passed in A.\n";
+  if (m == 0) md << "- No row was timed in both runs.\n";
+  char const* head = "| experiment | variant | params | A ms | B ms | difference | noise A / B |\n|---|---|---|--:|--:|--:|--:|\n";
+  if (!beyond_tol.empty()) {
+    md << "\n### Rows beyond " << fmt(tolerance * 100.0) << "% (" << beyond_tol.size() << ")\n\n" << head;
+    for (auto const& l : beyond_tol) md << l << "\n";
+  }
+  if (!beyond_noise.empty()) {
+    md << "\n### Rows beyond their noise (" << beyond_noise.size() << ")\n\n" << head;
+    for (auto const& l : beyond_noise) md << l << "\n";
+  }
+  md << "\n";
+  return ok;
+}
+
 }  // namespace
+
+double repeat_check::allowed_fraction(int rows) {
+  if (rows <= 0) return 1.0;
+  double const p = 1.0 - confidence;
+  return p + 2.0 * std::sqrt(p * (1.0 - p) / rows);
+}
 
 int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
   if (!(opt.threshold >= 0.0) || !std::isfinite(opt.threshold)) {
@@ -106,6 +165,7 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
   std::map<std::string, per_exp> by_exp;
   int faster = 0, slower = 0, same = 0, incomparable = 0, newly_failed = 0;
   std::vector<std::string> regressions;
+  std::vector<timed_pair> timed;
   for (auto const* ra : a.order) {
     auto it = b.by_key.find(row_key(*ra));
     if (it == b.by_key.end()) continue;
@@ -131,6 +191,7 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
       ++incomparable;
     } else {
       double r = *mb / *ma;
+      timed.push_back({row_label(*ra), *ma, *mb, na, nb});
       double tol = std::max(opt.threshold, noise_factor * (na + nb));
       ratio = fmt(r);
       std::string e = str(*ra, "experiment", "?");
@@ -208,6 +269,13 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
   list("Only in A", only_a);
   list("Only in B", only_b);
 
+  if (opt.repeat) {
+    std::ostringstream rep;
+    bool const ok = repeat_section(timed, newly_failed, same_gpu, rep);
+    out << rep.str() << md.str();
+    err << "memlab compare --repeat: " << (ok ? "passed" : "failed") << "\n";
+    return ok ? 0 : 1;
+  }
   out << md.str();
   return regressions.empty() ? 0 : 1;
 }

@@ -61,7 +61,25 @@ void header(std::ostream& md, json const& rec) {
     if (t.contains("cold") && t["cold"].is_boolean())
       s += t["cold"].get<bool>() ? "cold (L2 flushed before every sample)" : "hot (back to back)";
     if (auto n = num(t, "max_noise")) s += (s.empty() ? "" : " · ") + std::string("noise bound ") + pct(*n);
-    if (!s.empty()) md << "| Timing | " << s << " · median of samples, noise = relative std. deviation |\n";
+    // Records before the noise estimator (format 1 without noise_estimator) report stdev / mean.
+    std::string const noise = t.contains("noise_estimator")
+                                  ? "noise = what a second run may see (95%): the larger of the bootstrap bound "
+                                    "on two medians' difference and the spread of 3 chunk medians"
+                                  : "noise = relative std. deviation";
+    if (!s.empty()) md << "| Timing | " << s << " · median of samples, " << noise << " |\n";
+  }
+  if (auto f = num(rec, "launch_floor_us")) {
+    auto const& lf = obj(rec, "launch_floor");
+    std::string how = str(lf, "method");
+    if (auto b = num(lf, "batch"); b && *b > 1) how += ", " + fmt(*b) + " launches a sample";
+    md << "| Launch floor | " << fmt(*f) << " µs per launch (an empty kernel" << (how.empty() ? "" : ", " + how)
+       << "): rows near it measure launch overhead |\n";
+  }
+  if (auto nv = str(rec, "nvml"); !nv.empty()) md << "| NVML | " << cell(nv) << " |\n";
+  if (auto const& pc = obj(rec, "persistence_check"); !arr(pc, "warnings").empty()) {
+    std::string w;
+    for (auto const& x : arr(pc, "warnings")) w += (w.empty() ? "" : " · ") + (x.is_string() ? x.get<std::string>() : x.dump());
+    md << "| ⚠ Persistence check | " << cell(w) << " |\n";
   }
   auto const& ceil = obj(rec, "ceilings");
   std::string cs;
@@ -157,6 +175,7 @@ std::string time_text(json const& r) {
   if (!m) return "—";
   std::string s = fmt(*m);
   if (auto n = num(r, "noise")) s += " ± " + pct(*n);
+  if (auto it = r.find("throttled"); it != r.end() && it->is_boolean() && it->get<bool>()) s += " ⚠ throttled";
   return s;
 }
 
@@ -388,6 +407,22 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
   md << n_nv << " not verified, " << n_skip << " skipped";
   if (n_nt > 0) md << ", " << n_nt << " without timing";
   md << ".\n\n";
+  // Rows NVML saw throttled (power or heat) measured a slowed GPU: say so before any number.
+  std::vector<json const*> throttled;
+  for (auto const& s : sections)
+    for (auto const* r : s.rows)
+      if (auto it = r->find("throttled"); it != r->end() && it->is_boolean() && it->get<bool>()) throttled.push_back(r);
+  if (!throttled.empty()) {
+    md << "⚠ **" << throttled.size() << " row(s) were timed while the GPU throttled** (marked ⚠ throttled; "
+       << "`memlab run --discard-throttled` retakes them):";
+    for (auto const* r : throttled) {
+      std::string why;
+      for (auto const& x : arr(*r, "throttle_reasons")) why += (why.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
+      md << " " << cell(str(*r, "experiment", "?")) << " " << cell(str(*r, "variant")) << " ("
+         << cell(params_text(obj(*r, "params"))) << (why.empty() ? "" : ": " + cell(why)) << ");";
+    }
+    md << "\n\n";
+  }
   if (!bad.empty()) {
     md << "### ❌ Failed rows\n\n";
     for (auto const* r : bad) {

@@ -21,10 +21,24 @@ struct compare_options {
   std::string baseline;      ///< A.json
   std::string candidate;     ///< B.json
   double threshold = 0.05;   ///< a slowdown beyond this fraction (and beyond the noise) is a regression
+  bool repeat = false;       ///< A and B are two runs of one build: the repeatability check decides the exit code
 };
 
+/// The repeatability check (memlab compare --repeat, docs/timing.md).
+namespace repeat_check {
+inline constexpr double tolerance = 0.03;       ///< rows in scope must agree within 3%
+inline constexpr double long_row_ms = 0.05;     ///< in scope: A's median above 50 us ...
+inline constexpr double small_noise = 0.01;     ///< ... or both rows' noise at most 1%
+inline constexpr double confidence = 0.95;      ///< the reported noise is a 95% bound
+/// The largest fraction of `rows` rows that may differ by more than their noise: 5% plus two
+/// binomial standard deviations of the count (sqrt(0.05 * 0.95 / rows)), so an honest 95%
+/// noise fails this about 2.5% of the time.
+double allowed_fraction(int rows);
+}  // namespace repeat_check
+
 /// Prints the per-row comparison to `out`. Returns 0, or 1 when a regression beyond
-/// the threshold was found; 2 for unreadable input (one-line error on `err`).
+/// the threshold was found (with `repeat`: when the repeatability check fails); 2 for
+/// unreadable input (one-line error on `err`).
 int compare(compare_options const& opt, std::ostream& out, std::ostream& err);
 
 }  // namespace memlab::report

@@ -91,3 +91,19 @@ TEST(Cli, OutOfRangeDeviceIndexIsNamed) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("device index 99"), std::string::npos) << r.err;
 }
+
+TEST(Cli, TimingOptionsParse) {
+  // The run options are accepted (exit 1 for the missing GPU, not 2 for usage) ...
+  if (!have_gpu()) {
+    auto dir = std::filesystem::temp_directory_path() / "memlab_cli_timing_opts";
+    std::filesystem::remove_all(dir);
+    auto r = cli({"run", "coalescing", "--discard-throttled", "--persistence-check", "-o", dir.string()});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+  }
+  // ... and belong to their subcommands.
+  EXPECT_EQ(cli({"run", "--repeat"}).code, 2);
+  EXPECT_EQ(cli({"compare", "--discard-throttled", "a.json", "b.json"}).code, 2);
+  auto help = cli({"compare", "--help"});
+  EXPECT_NE(help.out.find("--repeat"), std::string::npos) << help.out;
+}

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <sstream>
 
 #include "report/report.hpp"
@@ -191,3 +192,85 @@ TEST(Compare, NegativeThresholdIsRejected) {
 }
 
 }  // namespace
+
+namespace {
+
+using memlab::report::repeat_check::allowed_fraction;
+
+/// A repeat pair: `rows` rows of `ms` in A; in B the first `off` rows are `shift` slower.
+std::pair<json, json> repeat_pair(int rows, double ms, double noise, int off, double shift) {
+  json a = json::array(), b = json::array();
+  for (int i = 0; i < rows; ++i) {
+    a.push_back(timed_row("v", {{"n", i}}, ms, noise));
+    b.push_back(timed_row("v", {{"n", i}}, i < off ? ms * (1.0 + shift) : ms * (1.0 + noise / 4), noise));
+  }
+  return {record("G", a), record("G", b)};
+}
+
+result run_repeat(scratch_dir const& d, json const& a, json const& b) {
+  memlab::report::compare_options o;
+  o.baseline = d.write("a.json", a);
+  o.candidate = d.write("b.json", b);
+  o.repeat = true;
+  std::ostringstream out, err;
+  int rc = memlab::report::compare(o, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST(CompareRepeat, AllowedFractionIsFivePercentPlusBinomialSlack) {
+  EXPECT_NEAR(allowed_fraction(400), 0.05 + 2 * std::sqrt(0.05 * 0.95 / 400), 1e-12);
+  EXPECT_GT(allowed_fraction(20), allowed_fraction(400)) << "fewer rows, more slack";
+  EXPECT_GT(allowed_fraction(100000), 0.05);
+}
+
+TEST(CompareRepeat, AgreeingRunsPass) {
+  scratch_dir d;
+  auto [a, b] = repeat_pair(100, 0.2, 0.01, 0, 0.0);
+  auto r = run_repeat(d, a, b);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("Repeatability: ✅ passed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 of 100 rows (0%) differ by more than their reported noise"), std::string::npos) << r.out;
+}
+
+TEST(CompareRepeat, ALongRowBeyondThreePercentFails) {
+  scratch_dir d;
+  // One 200 us row 5% slower with a 10% noise: within its noise, but long rows must hold 3%.
+  auto [a, b] = repeat_pair(100, 0.2, 0.10, 1, 0.05);
+  auto r = run_repeat(d, a, b);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("Rows beyond 3% (1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("failed"), std::string::npos);
+}
+
+TEST(CompareRepeat, ShortNoisyRowsAreNotHeldToThreePercent) {
+  scratch_dir d;
+  // 10 us rows with 8% noise, 5% apart: outside the 3% scope and within their noise.
+  auto [a, b] = repeat_pair(50, 0.01, 0.08, 2, 0.05);
+  auto r = run_repeat(d, a, b);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("0 of 50 timed rows are held to 3%"), std::string::npos) << r.out;
+}
+
+TEST(CompareRepeat, NoiseThatUnderstatesTheSpreadFailsCalibration) {
+  scratch_dir d;
+  // 10 us rows claiming 0.5% noise, 20 of 100 off by 2%: each row is inside 3%, but 20% of
+  // rows beyond their noise is far more than a 95% bound allows.
+  auto [a, b] = repeat_pair(100, 0.01, 0.005, 20, 0.02);
+  auto r = run_repeat(d, a, b);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("20 of 100 rows (20%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("understates"), std::string::npos) << r.out;
+  // Four of 100 beyond their noise is within 5% + slack.
+  auto [a2, b2] = repeat_pair(100, 0.01, 0.005, 4, 0.02);
+  EXPECT_EQ(run_repeat(d, a2, b2).rc, 0);
+}
+
+TEST(CompareRepeat, WithoutRepeatTheSameRecordsUseTheRegressionRule) {
+  scratch_dir d;
+  auto [a, b] = repeat_pair(100, 0.01, 0.005, 20, 0.02);
+  auto r = run_compare(d, a, b);  // 2% is under the 5% threshold: no regression
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("Repeatability"), std::string::npos);
+}

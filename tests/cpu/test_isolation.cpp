@@ -31,7 +31,9 @@ namespace fs = std::filesystem;
 struct capture_sink final : run_sink {
   std::vector<std::string> events;
   std::vector<row> rows;
-  void started(nlohmann::json const& image) override { events.push_back("started " + image.value("description", "")); }
+  void started(nlohmann::json const& info) override {
+    events.push_back("started " + info["image"].value("description", ""));
+  }
   void begin_experiment(std::string const& id, int points) override {
     events.push_back("begin " + id + " " + std::to_string(points));
   }
@@ -65,7 +67,7 @@ TEST(WorkerProtocol, EveryEventSurvivesTheRoundTrip) {
   r.error = "boom";
   r.check.status = verdict::failed;
   capture_sink sink;
-  for (auto const& line : {encode_started({{"description", "sm_90a SASS"}}), encode_begin("coalescing.offset", 7),
+  for (auto const& line : {encode_started({{"image", {{"description", "sm_90a SASS"}}}}), encode_begin("coalescing.offset", 7),
                            encode_point("coalescing.offset", "offset=3"), encode_row(r),
                            encode_end("coalescing.offset", "failed", 4100.5, std::nullopt)}) {
     EXPECT_EQ(line.find('\n'), std::string::npos) << "one event, one line";
@@ -228,6 +230,8 @@ TEST_P(BrokenKernel, CostsOneExperimentAndTheRunGoesOn) {
   // The record says what ran.
   EXPECT_EQ(r.record["build"]["cuda_architectures"], MEMLAB_CUDA_ARCHITECTURES);
   EXPECT_TRUE(r.record["image"]["description"].is_string());
+  EXPECT_TRUE(r.record["launch_floor_us"].is_number()) << "measured by the first worker";
+  EXPECT_TRUE(r.record["nvml"].is_string());
   EXPECT_FALSE(r.record.contains("aborted"));
   // No path of the machine that ran it: the program is started by its absolute path here.
   EXPECT_EQ(r.record["command_line"].get<std::string>().rfind("memlab run selftest.fault", 0), 0u)

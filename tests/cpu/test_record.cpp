@@ -116,3 +116,31 @@ TEST(Record, SkippedAndErrorRowsKeepTheirReason) {
   EXPECT_TRUE(j["rows"][0]["median_ms"].is_null());
   EXPECT_EQ(j["rows"][1]["error"], "out of device memory: cudaErrorMemoryAllocation");
 }
+
+TEST(Record, TimingAndGpuStateRoundTrip) {
+  row r = sample_row(verdict::passed);
+  r.timing = {{"method", "graph_batch"}, {"batch", 40}, {"noise_method", "chunks"}};
+  r.nvml = "ok";
+  r.gpu = {{"sm_clock_mhz", {{"min", 1755}, {"max", 1980}}}};
+  r.throttled = true;
+  r.throttle_reasons = {"sw_power_cap"};
+  r.retakes = 3;
+  auto const j = to_json(r);
+  for (char const* key : {"timing", "nvml", "gpu", "throttled", "throttle_reasons", "retakes"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  row const back = row_from_json(j);
+  EXPECT_EQ(back.timing["method"], "graph_batch");
+  EXPECT_EQ(back.timing["batch"], 40);
+  EXPECT_EQ(back.nvml, "ok");
+  EXPECT_EQ(back.gpu["sm_clock_mhz"]["min"], 1755);
+  ASSERT_TRUE(back.throttled.has_value());
+  EXPECT_TRUE(*back.throttled);
+  EXPECT_EQ(back.throttle_reasons, std::vector<std::string>{"sw_power_cap"});
+  EXPECT_EQ(back.retakes, 3);
+  // Without NVML readings "throttled" is null, not false: unknown is not "not throttled".
+  EXPECT_TRUE(to_json(sample_row(verdict::passed))["throttled"].is_null());
+  run_record rec;
+  rec.rows.push_back(r);
+  EXPECT_NE(to_markdown(rec).find("⚠ throttled"), std::string::npos);
+  EXPECT_NE(to_csv(rec).find(",graph_batch,40,true\n"), std::string::npos) << to_csv(rec);
+}

@@ -64,3 +64,27 @@ TEST(Sampling, CappedLowersTheBudgetButNeverRaisesIt) {
   EXPECT_DOUBLE_EQ(loose.timeout_s, 1.0);
   EXPECT_EQ(loose.min_samples, 10);
 }
+
+TEST(Sampling, BatchedSamplesCountEveryLaunchTowardMinTime) {
+  timing_options t;
+  t.warmup = 0;
+  t.min_samples = 2;
+  t.min_time_s = 0.02;
+  // 1 ms per launch, 5 launches a sample: 5 ms of GPU time each, so 4 samples reach 20 ms.
+  auto batched = sample_until_stable([] { return 1.0; }, t, 5);
+  EXPECT_EQ(batched.size(), 4u);
+  auto single = sample_until_stable([] { return 1.0; }, t);
+  EXPECT_EQ(single.size(), 20u);
+}
+
+TEST(Sampling, BatchSizeReachesTheTargetForShortKernelsOnly) {
+  EXPECT_EQ(batch_size_for(0.2), 1) << "long kernels: one launch per sample";
+  EXPECT_EQ(batch_size_for(batch_below_ms), 1);
+  EXPECT_EQ(batch_size_for(0.0), 1);
+  EXPECT_EQ(batch_size_for(-1.0), 1);
+  EXPECT_EQ(batch_size_for(0.002), 50);  // 2 us: 50 launches make 100 us
+  EXPECT_EQ(batch_size_for(0.003), 34);  // rounds up: 34 x 3 us >= 100 us
+  EXPECT_EQ(batch_size_for(0.049), 3);
+  EXPECT_GE(batch_size_for(0.049) * 0.049, batch_target_ms);
+  EXPECT_EQ(batch_size_for(1e-7), max_batch);
+}

@@ -1,0 +1,101 @@
+// The harness's timing on a GPU: which method a launch gets (events, a graph of N launches,
+// back-to-back launches when capture fails), that a batch sample is ms per launch, and the
+// launch floor. Run by the GPU job; skips without a device.
+#include <gtest/gtest.h>
+
+#include "bench/runner.hpp"
+#include "gpu_test.hpp"
+#include "memlab/buffer.hpp"
+#include "memlab/error.hpp"
+
+namespace {
+
+using namespace memlab::bench;
+
+/// Spins for about `cycles` SM clock cycles: a kernel of a chosen length.
+__global__ void spin(long long cycles, int* sink) {
+  long long const t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+  if (threadIdx.x == 0 && sink) *sink = 1;
+}
+
+timing_options fast_policy() {
+  timing_options t;
+  t.min_time_s = 0.005;
+  t.min_samples = 10;
+  t.timeout_s = 0.5;
+  return t;
+}
+
+long long cycles_for_us(double us) {
+  int khz = 0;
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+  return static_cast<long long>(us * 1e-3 * khz);
+}
+
+TEST(CoreTiming, ShortKernelsAreTimedAsAGraphOfLaunches) {
+  MEMLAB_REQUIRE_GPU();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  memlab::device_buffer<int> sink(1);
+  long long const c = cycles_for_us(5.0);
+  measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(c, sink.data()); });
+  EXPECT_EQ(m.method, "graph_batch") << m.note;
+  EXPECT_GE(m.batch, 2);
+  EXPECT_GE(m.batch * m.summary.median, batch_target_ms * 0.5) << "a sample is a whole batch";
+  // ms per launch: a 5 us spin (at the base clock; boost runs it faster) plus little overhead.
+  EXPECT_GT(m.summary.median, 0.001);
+  EXPECT_LT(m.summary.median, 0.010);
+  EXPECT_GT(m.noise.noise, 0.0);
+}
+
+TEST(CoreTiming, LaunchersThatSynchronizeFallBackToBackToBackLaunches) {
+  MEMLAB_REQUIRE_GPU();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  memlab::device_buffer<int> sink(1);
+  long long const c = cycles_for_us(5.0);
+  measurement const m = ctx.measure([&](cudaStream_t s) {
+    spin<<<1, 32, 0, s>>>(c, sink.data());
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s));  // not capturable
+  });
+  EXPECT_EQ(m.method, "launch_batch");
+  EXPECT_NE(m.note.find("graph capture failed"), std::string::npos) << m.note;
+  EXPECT_GE(m.batch, 2);
+  EXPECT_EQ(cudaSuccess, cudaGetLastError()) << "the capture error is cleared";
+  EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+}
+
+TEST(CoreTiming, LongKernelsKeepOneLaunchPerSample) {
+  MEMLAB_REQUIRE_GPU();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  long long const c = cycles_for_us(200.0);
+  measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(c, nullptr); });
+  EXPECT_EQ(m.method, "events");
+  EXPECT_EQ(m.batch, 1);
+  EXPECT_GT(m.summary.median, 0.05);
+}
+
+TEST(CoreTiming, LaunchFloorIsAFewMicroseconds) {
+  MEMLAB_REQUIRE_GPU();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  auto const f = ctx.launch_floor();
+  EXPECT_EQ(f["method"], "graph_batch");
+  EXPECT_GT(f["us"].get<double>(), 0.3);
+  EXPECT_LT(f["us"].get<double>(), 20.0);
+}
+
+TEST(CoreTiming, NvmlEitherReadsTheGpuOrSaysWhyNot) {
+  MEMLAB_REQUIRE_GPU();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(cycles_for_us(100.0), nullptr); });
+  if (ctx.gpu().available()) {
+    ASSERT_TRUE(m.gpu.gpu.is_object());
+    EXPECT_GT(m.gpu.gpu["sm_clock_mhz"]["max"].get<double>(), 100.0);
+    EXPECT_TRUE(m.gpu.gpu.contains("clocks_event_reasons"));
+  } else {
+    EXPECT_TRUE(m.gpu.gpu.is_null());
+    EXPECT_FALSE(ctx.gpu().status().empty());
+  }
+}
+
+}  // namespace
