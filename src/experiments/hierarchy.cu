@@ -271,7 +271,6 @@ registrar const latency{[] {
   e.axes[2].description = "bytes between consecutive slots (128: one cache line a load; 2 MiB: one page)";
   e.axes[2].min_value = 4;
   e.body = latency_body;
-  e.default_suite = false;
   return e;
 }()};
 
@@ -282,7 +281,6 @@ registrar const capacity{[] {
   e.seed_ref = "004 §5.1";
   e.axes = {string_axis("path", {"ld.global", "ld.global.cg"})};
   e.body = capacity_body;
-  e.default_suite = false;
   return e;
 }()};
 
@@ -295,7 +293,6 @@ registrar const bandwidth{[] {
                          {"shared_ld_global", "partitioned_ld_cg"}),
             pow2_axis("footprint", 14, 32, 16, 28)};
   e.body = bandwidth_body;
-  e.default_suite = false;
   e.needs_ceiling = true;
   return e;
 }()};
@@ -307,7 +304,6 @@ registrar const onchip{[] {
   e.seed_ref = "004 §5.1-5.3, 003";
   e.axes = {variant_axis({"shared_load", "constant_uniform", "constant_divergent", "register_imad", "register_ffma"})};
   e.body = onchip_body;
-  e.default_suite = false;
   return e;
 }()};
 
