@@ -10,7 +10,7 @@
 // The *_db variants (kFragDB) also double-buffer the fragments in registers and put the
 // slice barrier inside the last k step, so the next slice's first shared loads overlap
 // the last FFMAs (docs/gemm-notes.md, steps 4-5, with the ncu readings behind both).
-#include "kernels/gemm/warp_tile.cuh"
+#include "kernels/gemm/cp_async_configs.cuh"
 #include "memlab/device.hpp"
 
 namespace memlab::detail::gemm {
@@ -337,11 +337,6 @@ void launch_one(problem const& p, cudaStream_t s) {
     launch_cfg<Cfg, false, kFragDB>(p, s);
 }
 
-// The remainder strips (a few rows or columns, full k): small 32x32 tiles for many blocks
-// and BK = 32 so each block keeps 3 x 8 KB of copies in flight. The first version used the
-// 64x64x8 kernel: 65 blocks each walking k in steps of 8 took ~0.35 ms per strip, latency-bound.
-using cfg_edge = warp_tile_config<32, 32, 32, 32, 16, 4, 4>;
-
 /// Resident blocks per SM of a configuration on the current device (queried once).
 template <class Cfg, bool kFragDB = false>
 int blocks_per_sm() {
@@ -399,14 +394,10 @@ cudaFuncAttributes attributes_any(bool aligned) {
                  : func_attributes(cp_async_kernel<Cfg, false, kFragDB>);
 }
 
-//                               BM   BN  BK  WM  WN  S  blocks/SM
-using cfg_128x128 = warp_tile_config<128, 128, 8, 64, 32, 4, 2>;  // 256 thr, 8x8 per lane
-using cfg_128x128_w64 = warp_tile_config<128, 128, 8, 64, 64, 4, 2>;  // 128 thr, 8x16 per lane
-using cfg_128x256 = warp_tile_config<128, 256, 8, 64, 64, 3, 1>;  // 256 thr, 8x16 per lane
-using cfg_64x64 = warp_tile_config<64, 64, 8, 32, 32, 4, 4>;      // 128 thr, 4x8 per lane
-using cfg_128x256_k16 = warp_tile_config<128, 256, 16, 64, 64, 3, 1>;  // 256 thr, 8x16, BK 16
-using cfg_128x256_k16_s4 = warp_tile_config<128, 256, 16, 64, 64, 4, 1>;  // 4 stages, 99 KB
-using cfg_256x128 = warp_tile_config<256, 128, 8, 64, 64, 3, 1>;       // 256 thr, 8x16 per lane
+template <class Cfg, bool kFragDB = false>
+void const* kernel_any() {
+  return reinterpret_cast<void const*>(cp_async_kernel<Cfg, true, kFragDB>);
+}
 }  // namespace
 
 void launch_cp_async_128x128(problem const& p, cudaStream_t s) { launch_any<cfg_128x128>(p, s); }
@@ -430,5 +421,16 @@ cudaFuncAttributes attributes_cp_async_128x128(bool v) { return attributes_any<c
 cudaFuncAttributes attributes_cp_async_128x128_w64x64(bool v) { return attributes_any<cfg_128x128_w64>(v); }
 cudaFuncAttributes attributes_cp_async_128x256(bool v) { return attributes_any<cfg_128x256>(v); }
 cudaFuncAttributes attributes_cp_async_64x64(bool v) { return attributes_any<cfg_64x64>(v); }
+
+void const* kernel_cp_async_128x128() { return kernel_any<cfg_128x128>(); }
+void const* kernel_cp_async_128x128_w64x64() { return kernel_any<cfg_128x128_w64>(); }
+void const* kernel_cp_async_128x256() { return kernel_any<cfg_128x256>(); }
+void const* kernel_cp_async_64x64() { return kernel_any<cfg_64x64>(); }
+void const* kernel_cp_async_128x256_k16() { return kernel_any<cfg_128x256_k16>(); }
+void const* kernel_cp_async_128x256_k16_s4() { return kernel_any<cfg_128x256_k16_s4>(); }
+void const* kernel_cp_async_256x128() { return kernel_any<cfg_256x128>(); }
+void const* kernel_cp_async_128x256_db() { return kernel_any<cfg_128x256, true>(); }
+void const* kernel_cp_async_128x256_k16_db() { return kernel_any<cfg_128x256_k16, true>(); }
+void const* kernel_cp_async_128x128_w64x64_db() { return kernel_any<cfg_128x128_w64, true>(); }
 
 }  // namespace memlab::detail::gemm

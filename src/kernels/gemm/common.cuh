@@ -39,7 +39,9 @@ __device__ __forceinline__ std::uint32_t smem_addr(void const* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 // Below sm_80 (a build for an older target) the same helpers degrade to synchronous
-// copies through registers, so every file still compiles for any architecture.
+// copies through registers, so every file still compiles for any architecture. Those
+// kernels are not cp.async kernels: memlab::gemm refuses the cp_async_* variants on such
+// an image (variant_entry::needs_arch) and its default picks warp_tiled there.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #define MEMLAB_GEMM_SYNC_COPY 1
 #endif
