@@ -15,7 +15,7 @@
 
 namespace memlab::detail::gemm {
 namespace {
-constexpr int kGroup = 8;
+[[maybe_unused]] constexpr int kGroup = 8;  // unreferenced in the sm_75 pass (bodies trap)
 
 /// acc += a (x) b, visiting each 2x2 block of outputs in turn: (a0,b0) (a0,b1) (a1,b0)
 /// (a1,b1), the order cuBLAS's SIMT kernel issues its FFMAs in (its SASS on the H200): the
@@ -291,9 +291,20 @@ __device__ __forceinline__ void cp_async_tile(problem const& p, int tiles_m, int
   warp_tile_epilogue<Cfg, kVec>(p, m0 + a_off, n0 + b_off, acc);
 }
 
+// Below sm_80 there is no cp.async: memlab::gemm refuses these variants there
+// (variant_entry::needs_arch), and a launch that slipped through traps instead of
+// running a synchronous imitation under a cp.async name.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define MEMLAB_GEMM_NO_CP_ASYNC 1
+#endif
+
 template <class Cfg, bool kVec, bool kFragDB = false>
 __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel(problem p, int tiles_m, int tiles_n) {
+#ifdef MEMLAB_GEMM_NO_CP_ASYNC
+  __trap();
+#else
   cp_async_tile<Cfg, kVec, kFragDB>(p, tiles_m, tiles_n, static_cast<int>(blockIdx.x));
+#endif
 }
 
 /// Two problems in one launch (the bottom and right remainder strips): their blocks run
@@ -301,11 +312,15 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel
 template <class Cfg, bool kVec>
 __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
     cp_async_pair_kernel(problem p0, int tm0, int tn0, problem p1, int tm1, int tn1) {
+#ifdef MEMLAB_GEMM_NO_CP_ASYNC
+  __trap();
+#else
   int const pid = static_cast<int>(blockIdx.x), first = tm0 * tn0;
   if (pid < first)
     cp_async_tile<Cfg, kVec>(p0, tm0, tn0, pid);
   else
     cp_async_tile<Cfg, kVec>(p1, tm1, tn1, pid - first);
+#endif
 }
 
 template <class Cfg, bool kVec>

@@ -116,6 +116,7 @@ std::string gemm_select_variant(std::int64_t m, std::int64_t n, std::int64_t k, 
 }
 
 gemm_target gemm_current_target() {
+  // Single attribute reads, not query_device (every property): this runs on each default call.
   int dev = 0, major = 0, minor = 0, sms = 0, optin = 0;
   MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
   MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
