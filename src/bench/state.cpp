@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "bench/runner.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::bench {
@@ -145,10 +146,9 @@ std::optional<double> state::fp32_peak_tflops() const { return ctx_->fp32_peak_t
 
 void state::skip(std::string reason) { throw skip_exception{std::move(reason)}; }
 
-void state::require_cc(int cc, std::string const& what) {
-  if (device().compute_capability() < cc)
-    skip(what + " needs compute capability " + std::to_string(cc / 10) + "." + std::to_string(cc % 10) +
-         "; this GPU is " + std::to_string(device().cc_major) + "." + std::to_string(device().cc_minor));
+void state::require_arch(void const* kernel, int arch, std::string const& instruction) {
+  std::string reason = unavailable_reason(kernel, arch, instruction);
+  if (!reason.empty()) skip(std::move(reason));
 }
 
 row state::finish() {

@@ -136,8 +136,9 @@ class state {
   std::optional<double> fp32_peak_tflops() const;
   /// Stops this point, recording it as skipped with `reason` (never returns).
   [[noreturn]] void skip(std::string reason);
-  /// Skips unless the device's compute capability is at least `cc` (e.g. 90).
-  void require_cc(int cc, std::string const& what);
+  /// Skips unless `kernel`, as compiled into this binary and run on this device, can use
+  /// `instruction` (which needs `arch`, e.g. 90): memlab::unavailable_reason is the reason.
+  void require_arch(void const* kernel, int arch, std::string const& instruction);
 
   row& result() noexcept { return row_; }
   row finish();  ///< derives gbps/tflops/ratios; called by the runner

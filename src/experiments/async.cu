@@ -13,6 +13,7 @@
 #include "kernels/async/copy_compute.hpp"
 #include "kernels/async/entanglement.hpp"
 #include "kernels/async/reference.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 
 namespace {
@@ -42,17 +43,22 @@ nlohmann::json roofline(state const& s, double bytes, double flops) {
   return p;
 }
 
-/// What nvcc 13.0 emits for sm_90a (read from the PTX; docs/async.md has the table): CCCL's
-/// cuda::memcpy_async on a block-scoped cuda::barrier becomes one cp.async.bulk once 16-byte
-/// alignment is known at compile time, by the hint or by the element type.
-std::string copy_instruction(async::copy_compute_config const& cfg) {
+/// What nvcc 13.0 emits for the image's architecture `arch` (read from the PTX; docs/async.md
+/// has the table): below sm_80 libcu++ and cooperative groups copy synchronously; from sm_80
+/// each thread issues cp.async; on sm_90 CCCL's cuda::memcpy_async on a block-scoped
+/// cuda::barrier becomes one cp.async.bulk once 16-byte alignment is known at compile time,
+/// by the hint or by the element type.
+std::string copy_instruction(async::copy_compute_config const& cfg, int arch) {
   bool const wide = cfg.aligned_hint || cfg.element_bytes == 16;
   std::string const per_thread = wide ? "cp.async.cg 16 B" : "cp.async.ca " + std::to_string(cfg.element_bytes) + " B";
+  std::string const sync = "synchronous copy (no cp.async below sm_80)";
   switch (cfg.method) {
     case copy_method::plain: return "ld.global + st.shared";
-    case copy_method::cg_memcpy_async: return per_thread + ", wait_group";
-    case copy_method::cuda_barrier: return wide ? "cp.async.bulk, mbarrier tx" : per_thread + ", mbarrier arrive-on";
-    case copy_method::pipeline: return per_thread + ", mbarrier arrive-on per stage";
+    case copy_method::cg_memcpy_async: return arch < 80 ? sync : per_thread + ", wait_group";
+    case copy_method::cuda_barrier:
+      if (arch < 80) return sync;
+      return wide && arch >= 90 ? "cp.async.bulk, mbarrier tx" : per_thread + ", mbarrier arrive-on";
+    case copy_method::pipeline: return arch < 80 ? sync : per_thread + ", mbarrier arrive-on per stage";
     case copy_method::bulk_copy: return "cp.async.bulk, mbarrier tx";
   }
   return "";
@@ -71,12 +77,17 @@ void copy_compute_body(state& s) {
     s.skip("plain copies through registers: there is no alignment hint to give");
   if (cfg.method == copy_method::bulk_copy && !cfg.aligned_hint)
     s.skip("cp.async.bulk always needs 16-byte alignment: no unhinted form");
-  if (cfg.method == copy_method::bulk_copy) s.require_cc(90, "cp.async.bulk");
-  else s.require_cc(80, "hardware-accelerated memcpy_async");
+  // Decided from the kernel this point launches: its image, not the card, has the instruction.
+  void const* const kernel = async::copy_compute_kernel(cfg);
+  char const* instruction = "";
+  if (int const need = async::copy_compute_needed_arch(cfg.method, &instruction); need > 0)
+    s.require_arch(kernel, need, instruction);
 
   int const want_per_sm = static_cast<int>(s.get_int("blocks_per_sm"));
   int const fit_per_sm = async::copy_compute_max_blocks_per_sm(cfg);
-  if (fit_per_sm < 1) s.skip("the configuration does not fit on an SM");
+  if (fit_per_sm < 1)
+    s.skip(std::to_string(async::copy_compute_smem_bytes(cfg)) +
+           " bytes of shared memory per block do not fit on an SM of this device");
   int const per_sm = std::min(want_per_sm, fit_per_sm);
   cfg.grid_blocks = per_sm * s.device().sm_count;
 
@@ -103,7 +114,9 @@ void copy_compute_body(state& s) {
   s.set_extra("grid_blocks", cfg.grid_blocks);
   s.set_extra("smem_bytes_per_block", async::copy_compute_smem_bytes(cfg));
   s.set_extra("stages", cfg.stages);
-  s.set_extra("copy_instruction", copy_instruction(cfg));
+  int const image_arch = compiled_arch(kernel);
+  s.set_extra("image_arch", image_arch);
+  s.set_extra("copy_instruction", copy_instruction(cfg, image_arch));
 }
 
 void entanglement_body(state& s) {
@@ -111,8 +124,9 @@ void entanglement_body(state& s) {
   std::string const& v = s.variant();
   cfg.op = v.rfind("arrive_on", 0) == 0 ? async::entangled_op::arrive_on : async::entangled_op::commit_wait;
   cfg.reconverge = v.size() > 9 && v.compare(v.size() - 9, 9, "_syncwarp") == 0;
-  if (cfg.op == async::entangled_op::arrive_on) s.require_cc(90, "mbarrier arrive-on with try_wait");
-  else s.require_cc(80, "cp.async");
+  char const* instruction = "";
+  int const need = async::warp_entanglement_needed_arch(cfg.op, &instruction);
+  s.require_arch(async::warp_entanglement_kernel(cfg.op), need, instruction);
   cfg.split = static_cast<int>(s.get_int("split"));
   cfg.fmas = static_cast<int>(s.get_int("fmas"));
   cfg.block_threads = 256;

@@ -58,6 +58,11 @@ memlab::bench::registrar const reg{[] {
     auto const* entry = memlab::detail::gemm::find_variant(v);
     if (entry == nullptr) throw memlab::error("unknown variant " + v);
     if (auto why = too_slow(v, sh); !why.empty()) s.skip(why);
+    // Below sm_80 the cp_async_* kernels would copy synchronously: not the variant named.
+    if (entry->needs_arch > 0) s.require_arch(entry->kernel(), entry->needs_arch, "cp.async");
+    if (static_cast<std::size_t>(entry->dynamic_smem_bytes) > s.device().smem_per_block_optin_bytes)
+      s.skip(std::to_string(entry->dynamic_smem_bytes) + " bytes of shared memory per block; this device allows " +
+             std::to_string(s.device().smem_per_block_optin_bytes));
     int const m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
     // Dense row-major operands: lda = k, ldb = ldc = n.
     if (entry->needs_vector_alignment && (k % 4 != 0 || n % 4 != 0))

@@ -75,8 +75,10 @@ verification check_sliding_window(device_buffer<std::uint32_t> const& streaming,
 
 void persist_body(state& s) {
   device_info const& dev = s.device();
-  if (dev.persisting_l2_max_bytes == 0) s.skip("the device reports no persisting-L2 set-aside");
-  s.require_cc(80, "L2 access policy windows");
+  // A device property, not an instruction: the access policy window is set from the host.
+  if (dev.compute_capability() < 80)
+    s.skip("L2 access policy windows need sm_80; this device is sm_" + std::to_string(dev.compute_capability()));
+  if (dev.persisting_l2_max_bytes == 0) s.skip("the device reports no persisting-L2 set-aside (persistingL2CacheMaxSize 0)");
   std::size_t const max_window = l2::max_window_bytes();
   if (max_window == 0) s.skip("the device reports no access policy window");
 

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+
+#include "memlab/arch.hpp"
 
 /// Skips the test when no CUDA device is usable (no GPU, no driver, any error).
 #define MEMLAB_REQUIRE_GPU()                                           \
@@ -20,6 +23,14 @@
   do {                                                             \
     ASSERT_EQ(cudaSuccess, cudaPeekAtLastError());                 \
     ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());               \
+  } while (0)
+
+/// Skips the test, with memlab::unavailable_reason's line, unless `kernel` as compiled into
+/// this binary can use `instruction` (which needs `arch`) on this device.
+#define MEMLAB_REQUIRE_ARCH(kernel, arch, instruction)                                   \
+  do {                                                                                   \
+    std::string const memlab_reason_ = ::memlab::unavailable_reason((kernel), (arch), (instruction)); \
+    if (!memlab_reason_.empty()) GTEST_SKIP() << memlab_reason_;                         \
   } while (0)
 
 namespace memlab::test {

@@ -10,6 +10,7 @@
 #include "kernels/async/copy_compute.hpp"
 #include "kernels/async/entanglement.hpp"
 #include "kernels/async/reference.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 
@@ -53,10 +54,12 @@ TEST_P(AsyncCopyCompute, MatchesHostReferenceAtAwkwardSizes) {
   auto const& [variant, element_bytes, aligned] = GetParam();
   async::copy_compute_config cfg;
   async::parse_variant(variant, cfg.method, cfg.stages);
-  if (cfg.method == async::copy_method::bulk_copy && device_cc() < 90) GTEST_SKIP() << "cp.async.bulk needs sm_90";
-  if (device_cc() < 80) GTEST_SKIP() << "needs sm_80";
   cfg.element_bytes = element_bytes;
   cfg.aligned_hint = aligned;
+  // Only bulk_copy needs a newer image: the memcpy_async variants copy synchronously below sm_80.
+  char const* instruction = "";
+  if (int const need = async::copy_compute_needed_arch(cfg.method, &instruction); need > 0)
+    MEMLAB_REQUIRE_ARCH(async::copy_compute_kernel(cfg), need, instruction);
   std::uint64_t seed = 11;
   // 64-thread batches over 3 blocks: several batches per block and a partial last one;
   // then 96-thread batches with one block per batch.
@@ -162,6 +165,15 @@ TEST(AsyncCopyCompute, OccupancyAndSharedMemory) {
   cfg.element_bytes = 16;
   cfg.block_threads = 1024;  // 64 KiB of stages: needs the opt-in above 48 KiB
   EXPECT_EQ(async::copy_compute_smem_bytes(cfg), 4u * 1024u * 16u);
+  int dev = 0, optin = 0;
+  ASSERT_EQ(cudaSuccess, cudaGetDevice(&dev));
+  ASSERT_EQ(cudaSuccess, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (optin <= 64 * 1024) {  // sm_75: 64 KiB per block, and the pipeline's state needs a few bytes more
+    EXPECT_EQ(async::copy_compute_max_blocks_per_sm(cfg), 0);
+    device_buffer<float> in(64), out(64);
+    EXPECT_THROW(async::copy_compute(cfg, out.data(), in.data(), 16), memlab::error);
+    GTEST_SKIP() << "64 KiB of stages plus the pipeline state exceed this device's " << optin << " bytes per block";
+  }
   EXPECT_GE(async::copy_compute_max_blocks_per_sm(cfg), 1);
   std::size_t const n = memlab::test::small_sizes() ? 3000 : 70001;
   device_buffer<float> in(4 * n), out(4 * n);
@@ -177,7 +189,9 @@ class AsyncEntanglement : public ::testing::TestWithParam<std::tuple<async::enta
 TEST_P(AsyncEntanglement, MatchesHostReference) {
   MEMLAB_REQUIRE_GPU();
   auto const [op, split, reconverge] = GetParam();
-  if (device_cc() < (op == async::entangled_op::arrive_on ? 90 : 80)) GTEST_SKIP() << "needs a newer GPU";
+  char const* instruction = "";
+  int const need = async::warp_entanglement_needed_arch(op, &instruction);
+  MEMLAB_REQUIRE_ARCH(async::warp_entanglement_kernel(op), need, instruction);
   async::entanglement_config cfg;
   cfg.op = op;
   cfg.split = split;
@@ -209,6 +223,50 @@ INSTANTIATE_TEST_SUITE_P(Splits, AsyncEntanglement,
                                   "_split" + std::to_string(std::get<1>(info.param)) +
                                   (std::get<2>(info.param) ? "_syncwarp" : "");
                          });
+
+/// A variant whose instruction the image lacks is refused with memlab::error before any
+/// launch (never run into the __trap() fallback); where the image has it, it runs. Which
+/// branch is taken depends on the build: 75;90a on an H100 runs, 80-virtual throws.
+TEST(AsyncAvailability, RefusesWhatTheImageLacks) {
+  MEMLAB_REQUIRE_GPU();
+  std::size_t const n = 1000;
+  device_buffer<float> in(4 * n), out(4 * n);
+  async::fill_quantized(in.data(), 4 * n, 3);
+  MEMLAB_EXPECT_LAUNCH_OK();
+
+  async::copy_compute_config bulk;
+  bulk.method = async::copy_method::bulk_copy;
+  bulk.aligned_hint = true;
+  void const* const bulk_kernel = async::copy_compute_kernel(bulk);
+  bool const has_bulk = memlab::compiled_arch(bulk_kernel) >= memlab::arch::bulk_copy && device_cc() >= 90;
+  EXPECT_EQ(memlab::unavailable_reason(bulk_kernel, memlab::arch::bulk_copy, "cp.async.bulk").empty(), has_bulk);
+  if (has_bulk) {
+    EXPECT_NO_THROW(async::copy_compute(bulk, out.data(), in.data(), n));
+    MEMLAB_EXPECT_LAUNCH_OK();
+  } else {
+    EXPECT_THROW(async::copy_compute(bulk, out.data(), in.data(), n), memlab::error);
+    // Nothing was launched: no trap, the context is still usable.
+    ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  }
+
+  for (auto op : {async::entangled_op::commit_wait, async::entangled_op::arrive_on}) {
+    async::entanglement_config cfg;
+    cfg.op = op;
+    int const need = async::warp_entanglement_needed_arch(op);
+    bool const has = memlab::compiled_arch(async::warp_entanglement_kernel(op)) >= need && device_cc() >= need;
+    if (has) {
+      EXPECT_NO_THROW(async::warp_entanglement(cfg, out.data(), in.data(), n));
+    } else {
+      try {
+        async::warp_entanglement(cfg, out.data(), in.data(), n);
+        ADD_FAILURE() << "warp_entanglement ran without sm_" << need;
+      } catch (memlab::error const& e) {
+        EXPECT_NE(std::string(e.what()).find("needs sm_" + std::to_string(need)), std::string::npos) << e.what();
+      }
+    }
+    ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  }
+}
 
 TEST(AsyncEntanglementArgs, RejectsBadArguments) {
   MEMLAB_REQUIRE_GPU();

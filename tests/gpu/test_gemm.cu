@@ -11,6 +11,7 @@
 #include "bench/verify.hpp"
 #include "gpu_test.hpp"
 #include "kernels/gemm/gemm_kernels.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm.hpp"
@@ -26,6 +27,23 @@ struct case_t {
 };
 
 double abs_tol(int k) { return (k + 1) * 0x1p-21; }
+
+/// Variants this binary and device cannot run are left out of a loop over variants and
+/// named in the test's skip message at the end (after the others ran).
+struct unavailable_variants {
+  memlab::gemm_target const target = memlab::gemm_current_target();
+  std::string skipped;
+  bool skip(std::string const& v) {
+    std::string const why = memlab::gemm_variant_unavailable(v, target);
+    if (why.empty()) return false;
+    if (skipped.find(v + ":") == std::string::npos) skipped += v + ": " + why + "; ";
+    return true;
+  }
+};
+#define MEMLAB_SKIP_IF_ANY_UNAVAILABLE(u) \
+  do {                                    \
+    if (!(u).skipped.empty()) GTEST_SKIP() << "the other variants passed; not run: " << (u).skipped; \
+  } while (0)
 
 /// C = alpha A B + beta C0 in double; C0 is the poisoned/initial C (read only if beta != 0).
 std::vector<double> reference(case_t const& t, std::vector<float> const& a, std::vector<float> const& b,
@@ -105,12 +123,15 @@ TEST(GemmVariants, EveryVariantAtAwkwardShapes) {
   MEMLAB_REQUIRE_GPU();
   memlab::stream stream;
   std::uint64_t seed = 7;
+  unavailable_variants u;
   for (auto const& v : memlab::gemm_variants()) {
+    if (u.skip(v)) continue;
     bool const needs = memlab::gemm_variant_needs_alignment(v);
     for (auto const& t : awkward_cases(/*aligned=*/needs)) check_case(v, t, seed++, stream);
     if (!needs)  // the same variants also take 16-byte aligned rows (vector paths)
       for (auto const& t : awkward_cases(/*aligned=*/true)) check_case(v, t, seed++, stream);
   }
+  MEMLAB_SKIP_IF_ANY_UNAVAILABLE(u);
 }
 
 TEST(GemmVariants, DefaultVariantAtAwkwardShapes) {
@@ -122,6 +143,7 @@ TEST(GemmVariants, DefaultVariantAtAwkwardShapes) {
   for (auto shape : {std::vector<long long>{64, 64, 64}, {4096, 4096, 4096}, {3000, 5000, 2000}}) {
     auto const d = memlab::gemm_default_variant(shape[0], shape[1], shape[2]);
     EXPECT_NE(std::find(names.begin(), names.end(), d), names.end()) << d;
+    EXPECT_EQ(memlab::gemm_variant_unavailable(d, memlab::gemm_current_target()), "") << d;
   }
 }
 
@@ -129,10 +151,12 @@ TEST(GemmVariants, LargerShapeAgainstHost) {
   MEMLAB_REQUIRE_GPU();
   int const s = memlab::test::small_sizes() ? 1 : 3;
   case_t const t{97 * s, 131 * s, 173 * s, 173 * s, 131 * s, 131 * s, 1.f, 0.f};
+  unavailable_variants u;
   for (auto const& v : memlab::gemm_variants()) {
-    if (memlab::gemm_variant_needs_alignment(v)) continue;
+    if (memlab::gemm_variant_needs_alignment(v) || u.skip(v)) continue;
     check_case(v, t, 1000, nullptr);
   }
+  MEMLAB_SKIP_IF_ANY_UNAVAILABLE(u);
 }
 
 /// Shapes one past a tile multiple make the cp.async variants run the tile-multiple part
@@ -141,6 +165,7 @@ TEST(GemmVariants, LargerShapeAgainstHost) {
 TEST(GemmVariants, EdgeSplitShapes) {
   MEMLAB_REQUIRE_GPU();
   if (memlab::test::small_sizes()) GTEST_SKIP() << "large shape; covered at full size";
+  unavailable_variants u;
   for (bool aligned : {false, true}) {
     // 1409 = 11 x 128 + 1, 3075 = 12 x 256 + 3 = 24 x 128 + 3: on a 132-SM GPU the tile-multiple
     // part is exactly one wave for the 128x256 and 128x128 configurations, the full grid two.
@@ -156,7 +181,7 @@ TEST(GemmVariants, EdgeSplitShapes) {
     da.upload(a);
     db.upload(b);
     for (auto const& v : memlab::gemm_variants()) {
-      if (v.rfind("cp_async", 0) != 0) continue;
+      if (v.rfind("cp_async", 0) != 0 || u.skip(v)) continue;
       SCOPED_TRACE(v + (aligned ? " aligned" : " unaligned"));
       dc.upload(c);
       memlab::gemm(m, n, k, t.alpha, da.data(), t.lda, db.data(), t.ldb, t.beta, dc.data(), t.ldc, nullptr, v);
@@ -165,6 +190,37 @@ TEST(GemmVariants, EdgeSplitShapes) {
       auto const r = memlab::bench::compare_close(got, ref, 1e-5, abs_tol(k) * 3);
       EXPECT_EQ(r.status, memlab::bench::verdict::passed) << r.detail;
     }
+  }
+  MEMLAB_SKIP_IF_ANY_UNAVAILABLE(u);
+}
+
+/// A named cp_async_* variant is refused with memlab::error, C untouched, when the GEMM
+/// kernels' code predates sm_80 (a 75 build on a Turing card, or compute_75 PTX JIT-compiled
+/// on a newer one); where the code has cp.async it runs. Which branch runs depends on the build.
+TEST(GemmArguments, RefusesCpAsyncWithoutItInTheImage) {
+  MEMLAB_REQUIRE_GPU();
+  int const m = 9, n = 12, k = 8;
+  device_buffer<float> a(m * k), b(k * n), c(m * n);
+  a.fill_bytes(0);
+  b.fill_bytes(0);
+  std::vector<float> init(c.size(), 3.f);
+  c.upload(init);
+  auto const* entry = kg::find_variant("cp_async_64x64");
+  ASSERT_NE(entry, nullptr);
+  bool const has = memlab::compiled_arch(entry->kernel()) >= memlab::arch::cp_async &&
+                   memlab::gemm_current_target().device_cc >= memlab::arch::cp_async;
+  EXPECT_EQ(memlab::gemm_variant_unavailable("cp_async_64x64", memlab::gemm_current_target()).empty(), has);
+  if (has) {
+    EXPECT_NO_THROW(memlab::gemm(m, n, k, 1, a.data(), k, b.data(), n, 0, c.data(), n, nullptr, "cp_async_64x64"));
+    MEMLAB_EXPECT_LAUNCH_OK();
+    EXPECT_EQ(c.download(), std::vector<float>(c.size(), 0.f));
+  } else {
+    EXPECT_THROW(memlab::gemm(m, n, k, 1, a.data(), k, b.data(), n, 0, c.data(), n, nullptr, "cp_async_64x64"),
+                 memlab::error);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    EXPECT_EQ(c.download(), init);
+    // The default picks what the image has.
+    EXPECT_EQ(memlab::gemm_default_variant(m, n, k).rfind("cp_async", 0), std::string::npos);
   }
 }
 

@@ -72,13 +72,19 @@ TEST(RegistersBudget, AttributesFollowTheAnnotations) {
   EXPECT_EQ(def.local_bytes, 0u);
   EXPECT_LE(n32.num_regs, 32);
   EXPECT_GT(n32.local_bytes, 0u);
-  EXPECT_LE(lb8.num_regs, 32);  // 65536 / (256 * 8)
-  EXPECT_GT(lb8.local_bytes, 0u);
   EXPECT_LE(lb2.num_regs, 128);
   EXPECT_LE(n128.num_regs, 128);
-  EXPECT_GE(lb8.blocks_per_sm, 8);
   EXPECT_GT(n32.blocks_per_sm, def.blocks_per_sm);
   EXPECT_EQ(lb8.max_threads, 256);
+  // 8 blocks of 256 threads need 2048 threads per SM: sm_75 has 1024, sm_86/89 1536, and
+  // there ptxas ignores the minimum ("out of range"), so lb256_8 gets no register cap.
+  int dev = 0, threads_per_sm = 0;
+  ASSERT_EQ(cudaSuccess, cudaGetDevice(&dev));
+  ASSERT_EQ(cudaSuccess, cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  if (threads_per_sm < 8 * 256) GTEST_SKIP() << "lb256_8 asks for 2048 threads per SM; this device has " << threads_per_sm;
+  EXPECT_LE(lb8.num_regs, 32);  // 65536 / (256 * 8)
+  EXPECT_GT(lb8.local_bytes, 0u);
+  EXPECT_GE(lb8.blocks_per_sm, 8);
 }
 
 TEST(RegistersBudget, RejectsUnknownBuild) {

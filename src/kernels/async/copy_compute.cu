@@ -12,6 +12,7 @@
 
 #include "kernels/async/copy_compute.hpp"
 #include "kernels/async/ptx.cuh"
+#include "memlab/arch.hpp"
 #include "memlab/error.hpp"
 
 // A __shared__ cuda::barrier or pipeline_shared_state is initialised by init()/the
@@ -245,6 +246,18 @@ void validate(copy_compute_config const& cfg) {
                  "stages must be 1..4 for pipeline and bulk_copy, 1 otherwise");
 }
 
+/// Dynamic plus static shared memory of the launch, checked against the device's opt-in
+/// limit per block (64 KB on sm_75, 99 KB on sm_86/89, 163 KB on sm_80, 227 KB on sm_90).
+template <class T>
+bool fits(kernel_fn<T> k, std::size_t smem) {
+  int dev = 0, optin = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  cudaFuncAttributes a{};
+  MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<void const*>(k)));
+  return smem + a.sharedSizeBytes <= static_cast<std::size_t>(optin);
+}
+
 template <class T>
 void configure_smem(kernel_fn<T> k, std::size_t smem) {
   // Above 48 KiB a kernel must opt in to more dynamic shared memory.
@@ -255,7 +268,15 @@ void configure_smem(kernel_fn<T> k, std::size_t smem) {
 template <class T>
 void launch(copy_compute_config const& cfg, void* out, void const* in, std::size_t n, cudaStream_t stream) {
   kernel_fn<T> k = select_kernel<T>(cfg);
+  char const* instruction = "";
+  if (int const need = copy_compute_needed_arch(cfg.method, &instruction); need > 0)
+    require_arch(reinterpret_cast<void const*>(k), need, instruction);
   std::size_t const smem = copy_compute_smem_bytes(cfg);
+  // Every device gives 48 KiB without opting in, and these kernels' static shared memory is
+  // a few barriers: only larger stages need the device's limit (kept off the timed path).
+  if (smem > 32 * 1024)
+    MEMLAB_EXPECTS(fits(k, smem), std::to_string(smem) +
+                                      " bytes of shared memory per block exceed this device's opt-in limit");
   configure_smem(k, smem);
   std::size_t const batches = (n + cfg.block_threads - 1) / cfg.block_threads;
   std::size_t grid = cfg.grid_blocks > 0 ? std::min<std::size_t>(cfg.grid_blocks, batches) : batches;
@@ -269,18 +290,11 @@ template <class T>
 int occupancy(copy_compute_config const& cfg) {
   kernel_fn<T> k = select_kernel<T>(cfg);
   std::size_t const smem = copy_compute_smem_bytes(cfg);
+  if (!fits(k, smem)) return 0;
   configure_smem(k, smem);
   int blocks = 0;
   MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, cfg.block_threads, smem));
   return blocks;
-}
-
-int current_cc() {
-  int dev = 0, major = 0, minor = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  return major * 10 + minor;
 }
 
 __global__ void fill_quantized_kernel(float* data, std::size_t floats, std::uint64_t seed) {
@@ -328,6 +342,21 @@ int copy_compute_max_blocks_per_sm(copy_compute_config const& cfg) {
   }
 }
 
+void const* copy_compute_kernel(copy_compute_config const& cfg) {
+  validate(cfg);
+  switch (cfg.element_bytes) {
+    case 4: return reinterpret_cast<void const*>(select_kernel<float>(cfg));
+    case 8: return reinterpret_cast<void const*>(select_kernel<float2>(cfg));
+    default: return reinterpret_cast<void const*>(select_kernel<float4>(cfg));
+  }
+}
+
+int copy_compute_needed_arch(copy_method method, char const** instruction) {
+  if (method != copy_method::bulk_copy) return 0;
+  if (instruction != nullptr) *instruction = "cp.async.bulk";
+  return arch::bulk_copy;
+}
+
 void copy_compute(copy_compute_config const& cfg, void* out, void const* in, std::size_t n, cudaStream_t stream) {
   validate(cfg);
   if (n == 0) return;
@@ -338,8 +367,6 @@ void copy_compute(copy_compute_config const& cfg, void* out, void const* in, std
   auto const* ib = static_cast<char const*>(in);
   std::size_t const bytes = n * cfg.element_bytes;
   MEMLAB_EXPECTS(ob + bytes <= ib || ib + bytes <= ob, "in and out must not overlap");
-  if (cfg.method == copy_method::bulk_copy)
-    MEMLAB_EXPECTS(current_cc() >= 90, "bulk_copy (cp.async.bulk) needs compute capability 9.0");
   switch (cfg.element_bytes) {
     case 4: launch<float>(cfg, out, in, n, stream); break;
     case 8: launch<float2>(cfg, out, in, n, stream); break;

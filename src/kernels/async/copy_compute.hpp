@@ -46,11 +46,21 @@ void parse_variant(std::string const& name, copy_method& method, int& stages);
 /// Dynamic shared memory the launch uses (stages x block_threads x element_bytes).
 std::size_t copy_compute_smem_bytes(copy_compute_config const& cfg);
 
-/// Resident blocks per SM for this configuration (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+/// Resident blocks per SM for this configuration (cudaOccupancyMaxActiveBlocksPerMultiprocessor);
+/// 0 when its shared memory exceeds the device's opt-in limit per block.
 int copy_compute_max_blocks_per_sm(copy_compute_config const& cfg);
 
+/// The kernel copy_compute launches for `cfg`, for memlab::compiled_arch and require_arch.
+void const* copy_compute_kernel(copy_compute_config const& cfg);
+
+/// The architecture `method` needs in the compiled image (memlab/arch.hpp), with the
+/// instruction that needs it; 0 when any image runs it. libcu++'s and cooperative groups'
+/// memcpy_async fall back to synchronous copies below sm_80, so only bulk_copy needs one.
+int copy_compute_needed_arch(copy_method method, char const** instruction = nullptr);
+
 /// Runs the copy-and-compute kernel over `n` elements of cfg.element_bytes bytes.
-/// `in` and `out` must be 16-byte aligned and must not overlap. bulk_copy needs sm_90.
+/// `in` and `out` must be 16-byte aligned and must not overlap. bulk_copy needs code
+/// compiled for sm_90 or newer (memlab::error otherwise, before any launch).
 void copy_compute(copy_compute_config const& cfg, void* out, void const* in, std::size_t n,
                   cudaStream_t stream = nullptr);
 

@@ -6,6 +6,7 @@
 #include "kernels/async/copy_compute.hpp"
 #include "kernels/async/entanglement.hpp"
 #include "kernels/async/ptx.cuh"
+#include "memlab/arch.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::async {
@@ -116,6 +117,16 @@ std::size_t warp_entanglement_smem_bytes(entanglement_config const& cfg) {
   return static_cast<std::size_t>(stages) * cfg.block_threads * sizeof(float4);
 }
 
+void const* warp_entanglement_kernel(entangled_op op) {
+  return op == entangled_op::commit_wait ? reinterpret_cast<void const*>(commit_wait_kernel)
+                                         : reinterpret_cast<void const*>(arrive_on_kernel);
+}
+
+int warp_entanglement_needed_arch(entangled_op op, char const** instruction) {
+  if (instruction != nullptr) *instruction = op == entangled_op::commit_wait ? "cp.async" : "mbarrier.try_wait";
+  return op == entangled_op::commit_wait ? arch::cp_async : arch::bulk_copy;
+}
+
 void warp_entanglement(entanglement_config const& cfg, float* out, float const* in, std::size_t n,
                        cudaStream_t stream) {
   validate(cfg);
@@ -124,11 +135,9 @@ void warp_entanglement(entanglement_config const& cfg, float* out, float const* 
   MEMLAB_EXPECTS(reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0,
                  "in and out must be 16-byte aligned");
   MEMLAB_EXPECTS(out + 4 * n <= in || in + 4 * n <= out, "in and out must not overlap");
-  int dev = 0, major = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  MEMLAB_EXPECTS(major >= (cfg.op == entangled_op::arrive_on ? 9 : 8),
-                 "warp_entanglement needs sm_80 (commit_wait) or sm_90 (arrive_on)");
+  char const* instruction = "";
+  int const need = warp_entanglement_needed_arch(cfg.op, &instruction);
+  require_arch(warp_entanglement_kernel(cfg.op), need, instruction);
   std::size_t const smem = warp_entanglement_smem_bytes(cfg);
   std::size_t const needed = (n + cfg.block_threads - 1) / cfg.block_threads;
   std::size_t grid = cfg.grid_blocks > 0 ? std::min<std::size_t>(cfg.grid_blocks, needed) : needed;

@@ -33,8 +33,16 @@ inline constexpr int commit_wait_stages = 4;
 /// Dynamic shared memory of the launch.
 std::size_t warp_entanglement_smem_bytes(entanglement_config const& cfg);
 
-/// Runs the kernel over `n` float4 elements (passed as 4n floats). Needs sm_80 (commit_wait)
-/// or sm_90 (arrive_on); pointers 16-byte aligned, not overlapping.
+/// The kernel warp_entanglement launches for `op`, for memlab::compiled_arch and require_arch.
+void const* warp_entanglement_kernel(entangled_op op);
+
+/// The architecture `op` needs in the compiled image, with the instruction that needs it:
+/// cp.async (sm_80) for commit_wait; mbarrier try_wait (sm_90) for arrive_on.
+int warp_entanglement_needed_arch(entangled_op op, char const** instruction = nullptr);
+
+/// Runs the kernel over `n` float4 elements (passed as 4n floats). Needs code compiled for
+/// sm_80 (commit_wait) or sm_90 (arrive_on): memlab::error otherwise, before any launch.
+/// Pointers 16-byte aligned, not overlapping.
 void warp_entanglement(entanglement_config const& cfg, float* out, float const* in, std::size_t n,
                        cudaStream_t stream = nullptr);
 

@@ -10,12 +10,12 @@
 // The *_db variants (kFragDB) also double-buffer the fragments in registers and put the
 // slice barrier inside the last k step, so the next slice's first shared loads overlap
 // the last FFMAs (docs/gemm-notes.md, steps 4-5, with the ncu readings behind both).
-#include "kernels/gemm/warp_tile.cuh"
+#include "kernels/gemm/cp_async_configs.cuh"
 #include "memlab/device.hpp"
 
 namespace memlab::detail::gemm {
 namespace {
-constexpr int kGroup = 8;
+[[maybe_unused]] constexpr int kGroup = 8;  // unreferenced in the sm_75 pass (bodies trap)
 
 /// acc += a (x) b, visiting each 2x2 block of outputs in turn: (a0,b0) (a0,b1) (a1,b0)
 /// (a1,b1), the order cuBLAS's SIMT kernel issues its FFMAs in (its SASS on the H200): the
@@ -291,9 +291,20 @@ __device__ __forceinline__ void cp_async_tile(problem const& p, int tiles_m, int
   warp_tile_epilogue<Cfg, kVec>(p, m0 + a_off, n0 + b_off, acc);
 }
 
+// Below sm_80 there is no cp.async: memlab::gemm refuses these variants there
+// (variant_entry::needs_arch), and a launch that slipped through traps instead of
+// running a synchronous imitation under a cp.async name.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define MEMLAB_GEMM_NO_CP_ASYNC 1
+#endif
+
 template <class Cfg, bool kVec, bool kFragDB = false>
 __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel(problem p, int tiles_m, int tiles_n) {
+#ifdef MEMLAB_GEMM_NO_CP_ASYNC
+  __trap();
+#else
   cp_async_tile<Cfg, kVec, kFragDB>(p, tiles_m, tiles_n, static_cast<int>(blockIdx.x));
+#endif
 }
 
 /// Two problems in one launch (the bottom and right remainder strips): their blocks run
@@ -301,11 +312,15 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) cp_async_kernel
 template <class Cfg, bool kVec>
 __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
     cp_async_pair_kernel(problem p0, int tm0, int tn0, problem p1, int tm1, int tn1) {
+#ifdef MEMLAB_GEMM_NO_CP_ASYNC
+  __trap();
+#else
   int const pid = static_cast<int>(blockIdx.x), first = tm0 * tn0;
   if (pid < first)
     cp_async_tile<Cfg, kVec>(p0, tm0, tn0, pid);
   else
     cp_async_tile<Cfg, kVec>(p1, tm1, tn1, pid - first);
+#endif
 }
 
 template <class Cfg, bool kVec>
@@ -336,11 +351,6 @@ void launch_one(problem const& p, cudaStream_t s) {
   else
     launch_cfg<Cfg, false, kFragDB>(p, s);
 }
-
-// The remainder strips (a few rows or columns, full k): small 32x32 tiles for many blocks
-// and BK = 32 so each block keeps 3 x 8 KB of copies in flight. The first version used the
-// 64x64x8 kernel: 65 blocks each walking k in steps of 8 took ~0.35 ms per strip, latency-bound.
-using cfg_edge = warp_tile_config<32, 32, 32, 32, 16, 4, 4>;
 
 /// Resident blocks per SM of a configuration on the current device (queried once).
 template <class Cfg, bool kFragDB = false>
@@ -399,14 +409,10 @@ cudaFuncAttributes attributes_any(bool aligned) {
                  : func_attributes(cp_async_kernel<Cfg, false, kFragDB>);
 }
 
-//                               BM   BN  BK  WM  WN  S  blocks/SM
-using cfg_128x128 = warp_tile_config<128, 128, 8, 64, 32, 4, 2>;  // 256 thr, 8x8 per lane
-using cfg_128x128_w64 = warp_tile_config<128, 128, 8, 64, 64, 4, 2>;  // 128 thr, 8x16 per lane
-using cfg_128x256 = warp_tile_config<128, 256, 8, 64, 64, 3, 1>;  // 256 thr, 8x16 per lane
-using cfg_64x64 = warp_tile_config<64, 64, 8, 32, 32, 4, 4>;      // 128 thr, 4x8 per lane
-using cfg_128x256_k16 = warp_tile_config<128, 256, 16, 64, 64, 3, 1>;  // 256 thr, 8x16, BK 16
-using cfg_128x256_k16_s4 = warp_tile_config<128, 256, 16, 64, 64, 4, 1>;  // 4 stages, 99 KB
-using cfg_256x128 = warp_tile_config<256, 128, 8, 64, 64, 3, 1>;       // 256 thr, 8x16 per lane
+template <class Cfg, bool kFragDB = false>
+void const* kernel_any() {
+  return reinterpret_cast<void const*>(cp_async_kernel<Cfg, true, kFragDB>);
+}
 }  // namespace
 
 void launch_cp_async_128x128(problem const& p, cudaStream_t s) { launch_any<cfg_128x128>(p, s); }
@@ -430,5 +436,16 @@ cudaFuncAttributes attributes_cp_async_128x128(bool v) { return attributes_any<c
 cudaFuncAttributes attributes_cp_async_128x128_w64x64(bool v) { return attributes_any<cfg_128x128_w64>(v); }
 cudaFuncAttributes attributes_cp_async_128x256(bool v) { return attributes_any<cfg_128x256>(v); }
 cudaFuncAttributes attributes_cp_async_64x64(bool v) { return attributes_any<cfg_64x64>(v); }
+
+void const* kernel_cp_async_128x128() { return kernel_any<cfg_128x128>(); }
+void const* kernel_cp_async_128x128_w64x64() { return kernel_any<cfg_128x128_w64>(); }
+void const* kernel_cp_async_128x256() { return kernel_any<cfg_128x256>(); }
+void const* kernel_cp_async_64x64() { return kernel_any<cfg_64x64>(); }
+void const* kernel_cp_async_128x256_k16() { return kernel_any<cfg_128x256_k16>(); }
+void const* kernel_cp_async_128x256_k16_s4() { return kernel_any<cfg_128x256_k16_s4>(); }
+void const* kernel_cp_async_256x128() { return kernel_any<cfg_256x128>(); }
+void const* kernel_cp_async_128x256_db() { return kernel_any<cfg_128x256, true>(); }
+void const* kernel_cp_async_128x256_k16_db() { return kernel_any<cfg_128x256_k16, true>(); }
+void const* kernel_cp_async_128x128_w64x64_db() { return kernel_any<cfg_128x128_w64, true>(); }
 
 }  // namespace memlab::detail::gemm

@@ -39,7 +39,10 @@ __device__ __forceinline__ std::uint32_t smem_addr(void const* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 // Below sm_80 (a build for an older target) the same helpers degrade to synchronous
-// copies through registers, so every file still compiles for any architecture.
+// copies through registers, so device code using them still compiles for any
+// architecture. The cp_async_* kernels do not run that imitation: below sm_80 their
+// bodies trap, memlab::gemm refuses them (variant_entry::needs_arch) and its default
+// picks warp_tiled.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #define MEMLAB_GEMM_SYNC_COPY 1
 #endif

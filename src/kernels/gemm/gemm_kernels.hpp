@@ -28,6 +28,7 @@ bool vector_aligned(problem const& p);
 
 using launch_fn = void (*)(problem const&, cudaStream_t);
 using attributes_fn = cudaFuncAttributes (*)(bool aligned);
+using kernel_fn = void const* (*)();
 
 struct variant_entry {
   char const* name;
@@ -35,6 +36,13 @@ struct variant_entry {
   attributes_fn attributes;  ///< the kernel this variant runs (aligned or scalar path)
   bool needs_vector_alignment;  ///< throws on rows not 16-byte aligned
   char const* summary;
+  /// The architecture the variant's instruction needs in the compiled image (0: any), and
+  /// one of its kernels to ask memlab::compiled_arch (every kernel of a file shares its image).
+  int needs_arch = 0;
+  kernel_fn kernel = nullptr;
+  /// Dynamic shared memory per block of its main kernel; static shared memory stays under
+  /// the 48 KB every CUDA device gives without opting in.
+  int dynamic_smem_bytes = 0;
 };
 /// Every library variant, in the order of the ladder.
 std::vector<variant_entry> const& variants();
@@ -59,6 +67,16 @@ void launch_cp_async_128x256_k16_s4(problem const&, cudaStream_t);
 void launch_cp_async_128x256_db(problem const&, cudaStream_t);
 void launch_cp_async_128x256_k16_db(problem const&, cudaStream_t);
 void launch_cp_async_128x128_w64x64_db(problem const&, cudaStream_t);
+void const* kernel_cp_async_128x128();
+void const* kernel_cp_async_128x128_w64x64();
+void const* kernel_cp_async_128x256();
+void const* kernel_cp_async_64x64();
+void const* kernel_cp_async_128x256_k16();
+void const* kernel_cp_async_128x256_k16_s4();
+void const* kernel_cp_async_256x128();
+void const* kernel_cp_async_128x256_db();
+void const* kernel_cp_async_128x256_k16_db();
+void const* kernel_cp_async_128x128_w64x64_db();
 cudaFuncAttributes attributes_naive(bool);
 cudaFuncAttributes attributes_coalesced(bool);
 cudaFuncAttributes attributes_smem_tiled(bool);
