@@ -11,6 +11,8 @@
 //                        plateaus
 //   hierarchy.onchip     shared memory, constant cache (broadcast and divergent) and
 //                        register dependencies, in cycles per dependent operation
+//   hierarchy.dsmem_*    Hopper's distributed shared memory: latency of a load from another
+//                        block of the cluster, and bandwidth of reading a neighbour's (sm_90)
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -19,6 +21,7 @@
 #include "bench/state.hpp"
 #include "kernels/hierarchy/hierarchy.hpp"
 #include "kernels/hierarchy/steps.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 
@@ -259,6 +262,92 @@ void onchip_body(state& s) {
   s.set_extra("ops", ops);
   s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
 }
+
+// ---------------------------------------------------------------- distributed shared memory
+
+/// Cluster sizes past 8 are non-portable: skipped where the device cannot launch them.
+void require_cluster(state& s, bool stream, int cluster, std::size_t smem, int threads) {
+  s.require_arch(mh::dsmem_kernel(stream), memlab::arch::cluster, "thread-block clusters (ld.shared::cluster)");
+  if (mh::dsmem_max_clusters(stream, cluster, smem, threads) < 1)
+    s.skip("a cluster of " + std::to_string(cluster) + " blocks cannot be launched on this device" +
+           (cluster > 8 ? " (16 is the non-portable size)" : ""));
+}
+
+void dsmem_latency_body(state& s) {
+  int const cluster = static_cast<int>(s.get_int("cluster"));
+  std::string const& where = s.get_string("target");
+  int const target = where == "own" ? 0 : where == "neighbour" ? 1 : cluster - 1;
+  int const slots = 1024;
+  require_cluster(s, false, cluster, slots * 4, 32);
+  std::uint64_t const loads = 1u << 14;
+  std::vector<double> cycles;
+  bool ok = true;
+  auto const samples = sample_until_stable(
+      [&] {
+        auto const r = mh::dsmem_chase(cluster, target, slots, loads, s.seed(), s.stream());
+        ok = ok && r.last_slot == r.expected_slot;
+        cycles.push_back(r.cycles_per_load);
+        return r.cycles_per_load * static_cast<double>(loads) / static_cast<double>(s.device().sm_clock_khz);
+      },
+      capped(s.timing(), 0.3, 5));
+  s.set_samples(samples);
+  verification v;
+  v.metric = "end of chain";
+  v.status = ok ? verdict::passed : verdict::failed;
+  v.error = ok ? 0 : 1;
+  s.set_verification(v);
+  s.set_extra("cycles_per_load", median(cycles));
+  s.set_extra("target_rank", target);
+  s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
+}
+
+void dsmem_bandwidth_body(state& s) {
+  int const cluster = static_cast<int>(s.get_int("cluster"));
+  int const distance = static_cast<int>(s.get_int("distance"));
+  int const words = 8192;  // 32 KiB of shared memory a block
+  require_cluster(s, true, cluster, words * 4, mh::dsmem_threads);
+  int const clusters = mh::dsmem_max_clusters(true, cluster, words * 4, mh::dsmem_threads);
+  int const blocks = cluster * clusters;
+  int const reps = s.quick() ? 64 : 256;
+  device_buffer<std::uint32_t> sums(blocks);
+  mh::dsmem_stream(cluster, clusters, words, distance % cluster, reps, sums.data(), s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  auto const got_sums = sums.download();
+  std::uint32_t got = 0;
+  for (auto x : got_sums) got += x;
+  std::uint32_t const want = mh::dsmem_stream_reference(cluster, clusters, words, distance % cluster, reps);
+  verification v;
+  v.metric = "checksum of every word read";
+  v.status = got == want ? verdict::passed : verdict::failed;
+  v.error = got == want ? 0 : 1;
+  s.set_verification(v);
+  s.add_bytes_read(static_cast<double>(blocks) * words * 4 * reps);
+  s.exec([&](cudaStream_t st) { mh::dsmem_stream(cluster, clusters, words, distance % cluster, reps, sums.data(), st); });
+  s.set_extra("clusters", clusters);
+  s.set_extra("blocks", blocks);
+  s.set_extra("reps", reps);
+}
+
+registrar const dsmem_latency{[] {
+  experiment e;
+  e.id = "hierarchy.dsmem_latency";
+  e.description = "cycles per dependent load from another block's shared memory (sm_90 clusters)";
+  e.seed_ref = "004 §5.2 (beyond the seed: Hopper's distributed shared memory)";
+  e.axes = {int_axis("cluster", {2, 4, 8, 16}, {2, 8}), string_axis("target", {"own", "neighbour", "farthest"})};
+  e.body = dsmem_latency_body;
+  return e;
+}()};
+
+registrar const dsmem_bandwidth{[] {
+  experiment e;
+  e.id = "hierarchy.dsmem_bandwidth";
+  e.description = "every block reading a neighbour's shared memory with 16-byte loads (sm_90 clusters)";
+  e.seed_ref = "004 §5.2 (beyond the seed: Hopper's distributed shared memory)";
+  e.axes = {int_axis("cluster", {2, 4, 8, 16}, {2, 8}), int_axis("distance", {0, 1})};
+  e.axes[1].description = "0: each block reads its own shared memory through the cluster window; 1: its neighbour's";
+  e.body = dsmem_bandwidth_body;
+  return e;
+}()};
 
 registrar const latency{[] {
   experiment e;

@@ -5,6 +5,7 @@
 
 #include "gpu_test.hpp"
 #include "kernels/hierarchy/hierarchy.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 
 namespace mh = memlab::hierarchy;
@@ -78,4 +79,42 @@ TEST(HierarchyFootprint, EveryWordIsReadAndWritten) {
     }
   }
   EXPECT_GE(mh::footprint_blocks_per_sm(), 1);
+}
+
+// Distributed shared memory needs sm_90 code: skipped with the reason elsewhere.
+#define MEMLAB_REQUIRE_CLUSTERS(kernel)                                                        \
+  do {                                                                                         \
+    auto const why = memlab::unavailable_reason((kernel), memlab::arch::cluster, "ld.shared::cluster"); \
+    if (!why.empty()) GTEST_SKIP() << why;                                                     \
+  } while (0)
+
+TEST(HierarchyDsmem, ChaseInAnotherBlockEndsWhereTheHostSays) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_REQUIRE_CLUSTERS(mh::dsmem_kernel(false));
+  for (int cluster : {2, 4, 8}) {
+    for (int target : {0, 1, cluster - 1}) {
+      auto const r = mh::dsmem_chase(cluster, target, 1024, 5000, 99 + target, nullptr);
+      MEMLAB_EXPECT_LAUNCH_OK();
+      EXPECT_EQ(r.last_slot, r.expected_slot) << "cluster " << cluster << " target " << target;
+      EXPECT_GT(r.cycles_per_load, 1.0);
+    }
+  }
+}
+
+TEST(HierarchyDsmem, EveryBlockReadsItsNeighboursWords) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_REQUIRE_CLUSTERS(mh::dsmem_kernel(true));
+  memlab::device_buffer<std::uint32_t> sums(64);
+  for (int cluster : {2, 4}) {
+    for (int distance : {0, 1}) {
+      int const clusters = 3, words = 2048, reps = 2;
+      sums.fill_bytes(0);
+      mh::dsmem_stream(cluster, clusters, words, distance, reps, sums.data(), nullptr);
+      MEMLAB_EXPECT_LAUNCH_OK();
+      auto const s = sums.download();
+      std::uint32_t got = std::accumulate(s.begin(), s.begin() + cluster * clusters, std::uint32_t{0});
+      EXPECT_EQ(got, mh::dsmem_stream_reference(cluster, clusters, words, distance, reps))
+          << "cluster " << cluster << " distance " << distance;
+    }
+  }
 }

@@ -74,4 +74,26 @@ void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t b
 /// Blocks per SM of the footprint kernel that fit at once (its grid is that x SMs).
 int footprint_blocks_per_sm();
 
+/// Distributed shared memory (sm_90 clusters). dsmem_kernel(false) is the chase kernel,
+/// dsmem_kernel(true) the stream kernel: check their image before launching (memlab/arch.hpp).
+void const* dsmem_kernel(bool stream);
+inline constexpr int dsmem_threads = 256;
+/// Clusters of `cluster` blocks of the kernel that fit the device at once (0: this size
+/// cannot be launched here, e.g. 16 where the non-portable size is not allowed).
+int dsmem_max_clusters(bool stream, int cluster, std::size_t smem_bytes, int threads);
+
+struct dsmem_chase_result {
+  double cycles_per_load = 0;
+  std::uint32_t last_slot = 0, expected_slot = 0;
+};
+/// Block 0 of one cluster of `cluster` blocks chases a random cycle of `slots` words that
+/// lives in block `target`'s shared memory (target 0: its own, through the same path).
+dsmem_chase_result dsmem_chase(int cluster, int target, int slots, std::uint64_t loads, std::uint64_t seed,
+                               cudaStream_t stream);
+/// `clusters` clusters; every block reads `words` words of block (rank + distance) % cluster
+/// `reps` times with 16-byte ld.shared::cluster; per-block sums into block_sums.
+void dsmem_stream(int cluster, int clusters, int words, int distance, int reps, std::uint32_t* block_sums,
+                  cudaStream_t stream);
+std::uint32_t dsmem_stream_reference(int cluster, int clusters, int words, int distance, int reps);
+
 }  // namespace memlab::hierarchy
