@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "memlab/arch.hpp"
 #include "memlab/error.hpp"
 #include "memlab/version.hpp"
 
@@ -64,9 +65,8 @@ image_info running_image() {
   MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
   MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  cudaFuncAttributes attr{};
-  MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, image_probe_kernel));
-  return describe_image(MEMLAB_CUDA_ARCHITECTURES, major * 10 + minor, attr.binaryVersion, attr.ptxVersion);
+  kernel_image const img = image_of(reinterpret_cast<void const*>(image_probe_kernel));
+  return describe_image(MEMLAB_CUDA_ARCHITECTURES, major * 10 + minor, img.binary_arch, img.ptx_arch);
 }
 
 nlohmann::json to_json(image_info const& i) {
