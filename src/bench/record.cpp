@@ -148,6 +148,67 @@ std::string md_escape(std::string s) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::json filter_json(row_filter const& f) {
+  auto j = nlohmann::json::object();
+  for (auto const& [axis, values] : f) j[axis] = values;
+  return j;
+}
+
+nlohmann::json value_json(param_value const& v) {
+  if (auto const* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (auto const* d = std::get_if<double>(&v)) return *d;
+  return std::get<std::string>(v);
+}
+
+}  // namespace
+
+nlohmann::json declaration_json(experiment const& e) {
+  using nlohmann::json;
+  json axes = json::array();
+  for (auto const& a : e.axes) {
+    json values = json::array();
+    for (auto const& v : a.values) values.push_back(value_json(v));
+    axes.push_back({{"name", a.name},
+                    {"kind", a.kind == axis_kind::integer ? "integer" : a.kind == axis_kind::floating ? "float" : "string"},
+                    {"unit", a.unit},
+                    {"description", a.description},
+                    {"log_scale", a.log_scale},
+                    {"values", values}});
+  }
+  json metrics = json::array();
+  for (auto const& m : e.metrics) metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"description", m.description}});
+  auto const& h = e.headline;
+  json headline = {{"question", h.question},     {"where", filter_json(h.where)}, {"best_by", h.best_by},
+                   {"higher_is_better", h.higher_is_better}, {"compare", h.compare},
+                   {"baseline", filter_json(h.baseline)}};
+  json seeds = json::array();
+  for (auto const& f : e.seed_figures) {
+    json at = json::object();
+    for (auto const& [k, v] : f.at) at[k] = v;
+    seeds.push_back({{"label", f.label}, {"value", f.value}, {"unit", f.unit}, {"gpu", f.gpu}, {"section", f.section},
+                     {"at", at}});
+  }
+  json plots = json::array();
+  for (auto const& p : e.plots) {
+    json refs = json::array();
+    for (auto const& r : p.refs) refs.push_back({{"kind", r.kind}, {"label", r.label}, {"value", r.value}});
+    plots.push_back({{"file", p.file}, {"title", p.title}, {"kind", p.kind}, {"x", p.x}, {"y", p.y},
+                     {"log_y", p.log_y}, {"series", p.series}, {"panels", p.panels}, {"where", filter_json(p.where)},
+                     {"refs", refs}, {"model", p.model}});
+  }
+  return {{"id", e.id},
+          {"description", e.description},
+          {"seed_ref", e.seed_ref},
+          {"axes", axes},
+          {"metrics", metrics},
+          {"headline", headline},
+          {"seed_figures", seeds},
+          {"prose", {{"shows", e.prose.shows}, {"look_for", e.prose.look_for}, {"seed", e.prose.seed}}},
+          {"plots", plots}};
+}
+
 std::string to_markdown(run_record const& rec) {
   std::ostringstream os;
   auto const& dev = rec.meta.value("device", nlohmann::json::object());

@@ -5,14 +5,20 @@
 #include <string>
 #include <vector>
 
+#include "bench/experiment.hpp"
 #include "bench/state.hpp"
 #include "memlab/device.hpp"
 
 namespace memlab::bench {
 
-inline constexpr int record_format_version = 1;
+/// 2: experiments carry their declarations (axes with units, metrics, headline, seed
+/// figures, prose, plots). 1: rows only; still read by report and compare.
+inline constexpr int record_format_version = 2;
 
 nlohmann::json to_json(device_info const& d);
+/// An experiment's entry in the record's `experiments` (without `points` and `status`):
+/// id, description, seed_ref and its declaration (docs/RECORD.md "Declarations").
+nlohmann::json declaration_json(experiment const& e);
 
 class run_record {
  public:

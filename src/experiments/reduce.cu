@@ -213,6 +213,23 @@ registrar const sum_reg{[] {
   e.axes[2].description = "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)";
   e.needs_ceiling = true;
   e.body = body;
+  e.describe_axis("variant", "", "seed 003's ladder step, from interleaved addressing to one launch");
+  e.describe_axis("elements", "elements", "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)", true);
+  e.describe_axis("dtype", "", "element type summed");
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_peer("CUB DeviceReduce"), metrics::vs_ceiling()};
+  e.headline = best_row("At the largest size, how close does the best ladder step come to CUB?",
+                        {{"elements", {"max"}}, {"dtype", {"float"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Parallel sum, seed 003's ladder: interleaved addressing (divergent warps and bank conflicts), sequential "
+             "addressing, adding during the load, warp shuffles for the last 32 values, several elements per thread "
+             "with 16-byte loads, and one launch for any length. A large sum is bandwidth-bound, so the target is the "
+             "copy ceiling, with CUB DeviceReduce as the peer.",
+             "Each step's bandwidth at the large sizes, where the sum is bound by memory; small sizes measure launches.", ""};
+  {
+    plot_spec p = line_plot("reduce_sum.png", "Sum bandwidth against length, per ladder step", "elements", "gbps", {"variant"});
+    p.panels = "dtype";
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
