@@ -45,7 +45,11 @@ std::string write_record(scratch_dir const& d, std::string const& name, double s
   rec.meta["command_line"] = "memlab run coalescing.offset";
   rec.meta["device"] = {{"name", "NVIDIA H100 80GB HBM3"}, {"cc", "9.0"}, {"sm_count", 132}};
   rec.meta["ceilings"] = {{"d2d_copy_gbps", 2900.0}, {"fp32_peak_tflops", nullptr}};
-  rec.meta["experiments"] = {{{"id", "coalescing.offset"}, {"description", "offsetCopy"}, {"status", "completed"}}};
+  // The experiment's entry as the runner writes it: the registered declaration, points and status.
+  auto entry = memlab::bench::declaration_json(*memlab::bench::registry::instance().find("coalescing.offset"));
+  entry["points"] = 4;
+  entry["status"] = "completed";
+  rec.meta["experiments"] = nlohmann::json::array({entry});
   for (int off : {0, 1, 2, 8})
     rec.rows.push_back(harness_row("offset_copy", off, (off % 8 == 0 ? 0.185 : 0.2) * (off == 1 ? slowdown : 1.0)));
   if (nan_row) {
