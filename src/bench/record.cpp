@@ -105,45 +105,11 @@ std::string params_text(nlohmann::json const& p) {
   return out;
 }
 
-std::string predicted_text(nlohmann::json const& p) {
-  if (p.is_null()) return "";
-  if (!p.is_object()) return p.dump();
-  std::string out;
-  for (auto it = p.begin(); it != p.end(); ++it) {
-    std::string v;
-    if (it->is_number_float()) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g", it->get<double>());
-      v = buf;
-    } else {
-      v = it->is_string() ? it->get<std::string>() : it->dump();
-    }
-    out += (out.empty() ? "" : ", ") + it.key() + " " + v;
-  }
-  return out;
-}
-
-std::string status_text(row const& r) {
-  if (r.error) return "**ERROR**";
-  if (r.skipped) return "skipped";
-  switch (r.check.status) {
-    case verdict::passed: return "passed";
-    case verdict::failed: return "**FAILED**";
-    default: return "not verified";
-  }
-}
-
 std::string csv_escape(std::string const& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
-}
-
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
 }
 
 }  // namespace
@@ -207,46 +173,6 @@ nlohmann::json declaration_json(experiment const& e) {
           {"seed_figures", seeds},
           {"prose", {{"shows", e.prose.shows}, {"look_for", e.prose.look_for}, {"seed", e.prose.seed}}},
           {"plots", plots}};
-}
-
-std::string to_markdown(run_record const& rec) {
-  std::ostringstream os;
-  auto const& dev = rec.meta.value("device", nlohmann::json::object());
-  os << "# memlab run on " << dev.value("name", std::string("unknown GPU")) << "\n\n";
-  auto const ceil = rec.meta.value("ceilings", nlohmann::json::object());
-  if (ceil.contains("d2d_copy_gbps") && ceil["d2d_copy_gbps"].is_number())
-    os << "Measured ceiling: cudaMemcpy device-to-device " << fmt(ceil["d2d_copy_gbps"].get<double>(), "%.1f")
-       << " GB/s (bytes read + written)";
-  if (ceil.contains("fp32_peak_tflops") && ceil["fp32_peak_tflops"].is_number())
-    os << "; FP32 FMA peak " << fmt(ceil["fp32_peak_tflops"].get<double>(), "%.1f") << " TFLOP/s";
-  os << "\n\n";
-  std::string current;
-  std::vector<std::string> failures;
-  for (auto const& r : rec.rows) {
-    if (r.experiment != current) {
-      current = r.experiment;
-      os << "\n## " << current << "\n\n"
-         << "| variant | params | median ms | noise | GB/s | TFLOP/s | peer | vs peer | predicted | verified |\n"
-         << "|---|---|---:|---:|---:|---:|---|---:|---|---|\n";
-    }
-    std::string status = status_text(r);
-    if (r.skipped) status += ": " + *r.skipped;
-    if (r.error) status += ": " + *r.error;
-    if (r.check.status == verdict::failed) status += " (" + r.check.detail + ")";
-    if (r.throttled.value_or(false)) status += " ⚠ throttled";
-    os << "| " << md_escape(r.variant) << " | " << md_escape(params_text(r.params)) << " | "
-       << fmt(r.median_ms, "%.4f") << " | " << fmt(r.noise ? std::optional<double>(*r.noise * 100) : std::nullopt, "%.1f%%")
-       << " | " << fmt(r.gbps, "%.1f") << " | " << fmt(r.tflops, "%.2f") << " | " << md_escape(r.peer.value_or(""))
-       << " | " << fmt(r.ratio_to_peer ? std::optional<double>(*r.ratio_to_peer * 100) : std::nullopt, "%.1f%%")
-       << " | " << md_escape(predicted_text(r.predicted)) << " | " << md_escape(status) << " |\n";
-    if (r.error || r.check.status == verdict::failed)
-      failures.push_back(r.experiment + " " + r.variant + " " + params_text(r.params));
-  }
-  if (!failures.empty()) {
-    os << "\n## Failures\n\n";
-    for (auto const& f : failures) os << "- **" << md_escape(f) << "**\n";
-  }
-  return os.str();
 }
 
 std::string to_csv(run_record const& rec) {

@@ -42,8 +42,7 @@ class run_record {
   std::string path_;
 };
 
-/// Views of a record. Markdown: one table per experiment; failed rows are marked.
-std::string to_markdown(run_record const& rec);
+/// The CSV view of a record (the Markdown views are the report's: report::run_markdown).
 std::string to_csv(run_record const& rec);
 
 }  // namespace memlab::bench

@@ -309,7 +309,7 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
         record.meta["aborted"] = fatal;
         record.flush();
       }
-      std::string const md = bench::to_markdown(record);
+      std::string const md = report::run_markdown(record.to_json());
       write_view((std::filesystem::path(ro.output_dir) / "run.md").string(), md, out);
       if (!json_path.empty()) write_view(json_path, record.to_json().dump(1) + "\n", out);
       if (!csv_path.empty()) write_view(csv_path, bench::to_csv(record), out);

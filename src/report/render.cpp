@@ -357,26 +357,8 @@ void render_section(std::ostream& md, section const& s, plot_outcome const& po) 
   if (e) plot_links(md, *e, po);
 }
 
-}  // namespace
-
-int render(report_options const& opt, std::ostream& out, std::ostream& err) {
-  run_record rec;
-  try {
-    rec = read_record(opt.record_path);
-  } catch (std::exception const& e) {
-    err << "memlab report: " << e.what() << "\n";
-    return 2;
-  }
-  fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.record_path).parent_path() : fs::path(opt.out_dir);
-  if (out_dir.empty()) out_dir = ".";
-  try {
-    fs::create_directories(out_dir);
-  } catch (std::exception const& e) {
-    err << "memlab report: cannot create " << out_dir.string() << ": " << e.what() << "\n";
-    return 2;
-  }
-
-  // Sections: the record's experiments in order, then any experiment seen only in rows.
+/// Sections: the record's experiments in order, then any experiment seen only in rows.
+std::vector<section> sections_of(run_record const& rec) {
   std::vector<section> sections;
   std::map<std::string, std::size_t> index;
   for (auto const& e : rec.experiments) {
@@ -393,41 +375,11 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
     sections[index[id]].rows.push_back(r);
   }
 
-  // The declared plots of experiments with timed rows to draw.
-  std::vector<std::string> plans;
-  for (auto const& s : sections) {
-    if (!s.entry) continue;
-    bool timed = false;
-    for (auto const* r : s.rows) timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified;
-    if (timed)
-      for (auto const& p : s.entry->plots) plans.push_back(p.file);
-  }
-  plot_outcome po;
-  for (auto const& p : plans) po.drawn[p] = false;
-  if (opt.plots && !plans.empty()) po = draw_plots(opt.record_path, out_dir.string(), plans, opt.python);
-  json const& doc = rec.doc;
+  return sections;
+}
 
-  std::ostringstream md;
-  header(md, doc);
-
-  if (!plans.empty()) {
-    bool none_drawn = true;
-    for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
-    if (!opt.plots) {
-      md << "> Plots were not drawn (plots turned off).\n\n";
-    } else if (!po.problem.empty()) {
-      md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
-      if (po.problem.find("matplotlib") != std::string::npos)
-        md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
-           << "` again.";
-      md << " Missing:";
-      for (auto const& p : plans)
-        if (!po.drawn[p]) md << " `plots/" << p << "`";
-      md << "\n\n";
-    }
-  }
-
-  // Summary: counts, then every failed row up front.
+/// Counts by state, the throttled rows, then every failed row with its rerun line.
+void summary(std::ostream& md, std::vector<section> const& sections) {
   int n_ok = 0, n_fail = 0, n_err = 0, n_skip = 0, n_nv = 0, n_nt = 0;
   std::vector<json const*> bad;
   for (auto const& s : sections)
@@ -483,6 +435,64 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
     }
     md << "\n";
   }
+}
+
+}  // namespace
+
+int render(report_options const& opt, std::ostream& out, std::ostream& err) {
+  run_record rec;
+  try {
+    rec = read_record(opt.record_path);
+  } catch (std::exception const& e) {
+    err << "memlab report: " << e.what() << "\n";
+    return 2;
+  }
+  fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.record_path).parent_path() : fs::path(opt.out_dir);
+  if (out_dir.empty()) out_dir = ".";
+  try {
+    fs::create_directories(out_dir);
+  } catch (std::exception const& e) {
+    err << "memlab report: cannot create " << out_dir.string() << ": " << e.what() << "\n";
+    return 2;
+  }
+
+  std::vector<section> const sections = sections_of(rec);
+
+  // The declared plots of experiments with timed rows to draw.
+  std::vector<std::string> plans;
+  for (auto const& s : sections) {
+    if (!s.entry) continue;
+    bool timed = false;
+    for (auto const* r : s.rows) timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified;
+    if (timed)
+      for (auto const& p : s.entry->plots) plans.push_back(p.file);
+  }
+  plot_outcome po;
+  for (auto const& p : plans) po.drawn[p] = false;
+  if (opt.plots && !plans.empty()) po = draw_plots(opt.record_path, out_dir.string(), plans, opt.python);
+  json const& doc = rec.doc;
+
+  std::ostringstream md;
+  header(md, doc);
+
+  if (!plans.empty()) {
+    bool none_drawn = true;
+    for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
+    if (!opt.plots) {
+      md << "> Plots were not drawn (plots turned off).\n\n";
+    } else if (!po.problem.empty()) {
+      md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
+      if (po.problem.find("matplotlib") != std::string::npos)
+        md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
+           << "` again.";
+      md << " Missing:";
+      for (auto const& p : plans)
+        if (!po.drawn[p]) md << " `plots/" << p << "`";
+      md << "\n\n";
+    }
+  }
+
+  summary(md, sections);
   if (sections.empty()) md << "*The record holds no experiments and no rows.*\n\n";
   at_a_glance(md, sections);
 
@@ -526,6 +536,25 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
       err << "memlab report: install matplotlib with: " << install_matplotlib_hint << "\n";
   }
   return 0;
+}
+
+std::string run_markdown(json const& record) {
+  run_record const rec = check_record(record, "run.json");
+  std::vector<section> const sections = sections_of(rec);
+  std::ostringstream md;
+  header(md, rec.doc);
+  summary(md, sections);
+  for (auto const& s : sections) {
+    md << "## " << (s.id.empty() ? "Rows without an experiment id" : s.id) << "\n\n";
+    std::vector<json const*> shown, skipped;
+    for (auto const* r : s.rows) (state_of(*r) == row_state::skipped ? skipped : shown).push_back(r);
+    if (!shown.empty()) table(md, shown);
+    for (auto const* r : skipped)
+      md << "- skipped: " << cell(str(*r, "variant", "?")) << " (" << cell(params_text(obj(*r, "params"))) << "): "
+         << cell(str(*r, "skipped")) << "\n";
+    md << "\n";
+  }
+  return md.str();
 }
 
 }  // namespace memlab::report
