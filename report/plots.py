@@ -313,8 +313,88 @@ def draw_bar_panel(ax, d, panel, colours):
     draw_refs(ax, d, bool(seed))
 
 
+def build_timeline(record, exp, spec):
+    """The list spec["y"] (extra.timeline) of the first row passing `where`: one lane per stream."""
+    rows = [r for r in record.get("rows", []) if r.get("experiment") == exp["id"]]
+    key = spec["y"].split(".", 1)[-1]
+    row = next((r for r in rows if usable(r) and matches(r, spec.get("where") or {}, rows)
+                and isinstance((r.get("extra") or {}).get(key), list)), None)
+    if row is None:
+        raise ValueError("%s: no row with %s" % (spec["file"], spec["y"]))
+    events = [(str(e.get("stream", "?")), str(e.get("op", "?")), num(e.get("start_ms")), num(e.get("end_ms")))
+              for e in row["extra"][key] if isinstance(e, dict)]
+    events = [e for e in events if e[2] is not None and e[3] is not None and e[3] >= e[2]]
+    if not events:
+        raise ValueError("%s: the timeline holds no event with start_ms and end_ms" % spec["file"])
+    t0 = min(e[2] for e in events)
+    lanes = ordered([e[0] for e in events], sorted({e[0] for e in events}, key=lambda v: (not v.isdigit(), v.zfill(8))))
+    ops = ordered([e[1] for e in events], [])
+    colours = {op: plt.get_cmap("Set2")(i % 8) for i, op in enumerate(ops)}
+    fig, ax = plt.subplots(figsize=(10, 1.6 + 0.45 * len(lanes)), layout="constrained")
+    for lane, op, a, b in events:
+        ax.broken_barh([(a - t0, b - a)], (lanes.index(lane) - 0.38, 0.76), facecolors=colours[op],
+                       edgecolor="black", linewidth=0.4, label=op)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels(["stream " + ln for ln in lanes])
+    ax.set_ylabel("CUDA stream")
+    ax.invert_yaxis()
+    ax.set_xlabel("time since the first event (ms)")
+    from matplotlib.patches import Patch
+    ax.legend([Patch(color=colours[o]) for o in ops], ops, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
+    ax.grid(True, axis="x", alpha=0.3)
+    params = ", ".join("%s=%s" % (k, text(v)) for k, v in sorted((row.get("params") or {}).items()))
+    fig.suptitle("%s\n%s (%s)" % (spec.get("title", ""), row.get("variant", ""), params), fontsize=10)
+    return fig
+
+
+def build_roofline(record, exp, spec):
+    """Every timed row with flops and bytes of an experiment that declares tflops (host-device
+    experiments do not: their bytes cross PCIe, not DRAM), under this run's two ceilings."""
+    declares = {e["id"] for e in record.get("experiments", [])
+                if any(m.get("name") == "tflops" for m in e.get("metrics", []))}
+    pts = []
+    for r in record.get("rows", []):
+        f, b, ms = num(r.get("flops")), num(r.get("bytes")), num(r.get("median_ms"))
+        if r.get("experiment") in declares and usable(r) and f and b and ms and ms > 0:
+            pts.append((r["experiment"], f / b, f / (ms * 1e-3) / 1e12))
+    if not pts:
+        raise ValueError("%s: no row has flops, bytes and a time" % spec["file"])
+    ce = record.get("ceilings") or {}
+    bw, peak = num(ce.get("d2d_copy_gbps")), num(ce.get("fp32_peak_tflops"))
+    fig, ax = plt.subplots(figsize=(10, 5.2), layout="constrained")
+    exps = ordered([p[0] for p in pts], [])
+    cmap = plt.get_cmap("tab10")
+    for i, e in enumerate(exps):
+        mine = [p for p in pts if p[0] == e]
+        ax.scatter([p[1] for p in mine], [p[2] for p in mine], s=22, color=cmap(i % 10), marker="os^vD<>pPhX"[i % 11],
+                   label=e, alpha=0.85)
+    xmin, xmax = min(p[1] for p in pts) / 2, max(p[1] for p in pts) * 2
+    if bw and peak:  # the ridge and both roofs in view
+        xmin, xmax = min(xmin, peak * 1e3 / bw / 4), max(xmax, 4 * peak * 1e3 / bw)
+    if bw:
+        xs = [xmin * (xmax / xmin) ** (i / 200.0) for i in range(201)]
+        roof = [min(peak, bw * x / 1e3) if peak else bw * x / 1e3 for x in xs]
+        ax.plot(xs, roof, color="black", linewidth=1.5,
+                label="roof: cudaMemcpy D2D %.0f GB/s%s" % (bw, ", FP32 peak %.1f TFLOP/s" % peak if peak else ""))
+    elif peak:
+        ax.axhline(peak, color="black", linestyle=":", label="FP32 peak (%.1f TFLOP/s)" % peak)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte of declared traffic)")
+    ax.set_ylabel("achieved FP32 rate (TFLOP/s)")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(spec.get("title", ""), fontsize=11)
+    return fig
+
+
 def build_figure(record, exp, spec):
     """The Figure for one declared plot, not saved. Raises ValueError when it has no rows."""
+    if spec.get("kind") == "timeline":
+        return build_timeline(record, exp, spec)
+    if spec.get("kind") == "roofline":
+        return build_roofline(record, exp, spec)
     d = plot_data(record, exp, spec)
     if not d.rows:
         raise ValueError("%s: no timed rows to draw" % spec["file"])

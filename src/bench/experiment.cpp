@@ -139,7 +139,10 @@ void check_declaration(experiment const& e) {
     for (auto const& [a, v] : f.at)
       if (!has_axis(a)) throw error(where + "seed figure '" + f.label + "' names axis '" + a + "', which it does not have");
   for (auto const& p : e.plots) {
-    if (!has_axis(p.x)) throw error(where + "plot " + p.file + " has x axis '" + p.x + "', which it does not have");
+    if (p.kind != "line" && p.kind != "bars" && p.kind != "timeline" && p.kind != "roofline")
+      throw error(where + "plot " + p.file + " has unknown kind '" + p.kind + "'");
+    if (p.kind != "roofline" && !has_axis(p.x))
+      throw error(where + "plot " + p.file + " has x axis '" + p.x + "', which it does not have");
     if (!has_metric(p.y)) throw error(where + "plot " + p.file + " draws undeclared metric '" + p.y + "'");
     for (auto const& s : p.series)
       if (!has_axis(s)) throw error(where + "plot " + p.file + " has series axis '" + s + "', which it does not have");

@@ -129,7 +129,10 @@ struct reference_line {
 struct plot_spec {
   std::string file;              ///< PNG name, e.g. "coalescing_offset.png"
   std::string title;
-  std::string kind = "line";     ///< "line" (x numeric) or "bars" (x categorical)
+  /// "line" (x numeric) or "bars" (x categorical); "timeline": the list `y` ("extra.timeline") of
+  /// the first row passing `where`, one lane per stream; "roofline": every row in the record of an
+  /// experiment that declares tflops, against its arithmetic intensity (x unused).
+  std::string kind = "line";
   std::string x;                 ///< an axis name ("variant" allowed)
   std::string y;                 ///< a metric name
   bool log_y = false;

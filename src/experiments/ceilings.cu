@@ -94,6 +94,16 @@ registrar const fma_reg{[] {
   e.body = fp32_fma;
   e.metrics = {metrics::time(), metrics::tflops()};
   e.headline = best_row("What FP32 FMA rate can this GPU sustain?", {}, "tflops");
+  {
+    // The run's roofline: every row of an experiment that declares tflops, under the two
+    // ceilings this run measured.
+    plot_spec p;
+    p.file = "roofline.png";
+    p.title = "Roofline: every kernel with declared flops and bytes, under this run's ceilings";
+    p.kind = "roofline";
+    p.y = "tflops";
+    e.plots.push_back(p);
+  }
   e.prose = {"The FP32 FMA peak of a register-only kernel, measured in this run; % of FP32 peak uses it.",
              "It should sit within a few percent of 2 x SMs x 128 lanes x the boost clock.", ""};
   return e;

@@ -416,6 +416,12 @@ memlab::bench::registrar const reg{[] {
     p.model = "predicted.ms";
     e.plots.push_back(p);
   }
+  {
+    plot_spec p = line_plot("transfer_timeline.png", "One staged run: copies and kernels per stream", "streams", "extra.timeline");
+    p.kind = "timeline";
+    p.where = {{"variant", {"guide_staged"}}, {"te_over_tt", {"1"}}, {"streams", {"4"}}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

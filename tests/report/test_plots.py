@@ -63,8 +63,9 @@ class plot_content(unittest.TestCase):
                 self.assertTrue(axes)
                 self.assertTrue(axes[0].get_ylabel(), "no y label")
                 for ax in axes:
-                    self.assertTrue(ax.get_xlabel().startswith(spec["x"]), ax.get_xlabel())
-                    self.assertTrue(data_lines(ax) or bar_groups(ax), "an empty panel")
+                    if spec["kind"] in ("line", "bars"):
+                        self.assertTrue(ax.get_xlabel().startswith(spec["x"]), ax.get_xlabel())
+                    self.assertTrue(data_lines(ax) or bar_groups(ax) or ax.collections, "an empty panel")
                 plots.plt.close(fig)
 
     def test_coalescing_offset_one_line_per_offset_with_model_ceiling_and_seed(self):
@@ -130,6 +131,26 @@ class plot_content(unittest.TestCase):
         self.assertEqual(len(data_lines(ax)), 6)  # one per shape
         (one,) = hlines(ax)
         self.assertEqual(one.get_ydata()[0], 1.0)
+
+    def test_roofline_holds_every_flops_row_under_the_measured_roofs(self):
+        _, _, fig = figure("roofline.png")
+        (ax,) = fig.get_axes()
+        declares = {e["id"] for e in RECORD["experiments"] if any(m["name"] == "tflops" for m in e["metrics"])}
+        self.assertIn("gemm.ladder", declares)
+        self.assertNotIn("transfer.overlap", declares)
+        expected = sum(1 for r in RECORD["rows"] if r["experiment"] in declares and plots.usable(r)
+                       and (r.get("flops") or 0) > 0 and (r.get("bytes") or 0) > 0)
+        self.assertEqual(sum(len(c.get_offsets()) for c in ax.collections), expected)
+        (roof,) = [l for l in ax.get_lines() if l.get_label().startswith("roof")]
+        self.assertAlmostEqual(max(roof.get_ydata()), RECORD["ceilings"]["fp32_peak_tflops"])
+        self.assertEqual((ax.get_xscale(), ax.get_yscale()), ("log", "log"))
+
+    def test_timeline_has_a_lane_per_stream(self):
+        _, spec, fig = figure("transfer_timeline.png")
+        (ax,) = fig.get_axes()
+        self.assertEqual([t.get_text() for t in ax.get_yticklabels()], ["stream 0", "stream 1", "stream 2", "stream 3"])
+        self.assertEqual(ax.get_xlabel(), "time since the first event (ms)")
+        self.assertGreaterEqual(len(ax.collections), 12)  # h2d, kernel, d2h on each of 4 streams
 
     def test_transfer_bandwidth_bytes_axis_in_binary_units(self):
         _, _, fig = figure("transfer_bandwidth.png")
