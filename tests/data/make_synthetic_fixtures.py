@@ -5,12 +5,18 @@ Every number here is made up (shaped like an H100 run so the report and plots
 have something realistic to draw); none was measured. The records say so with
 "synthetic_fixture": true, and the report prints that warning at the top.
 
-    python3 tests/data/make_synthetic_fixtures.py   # rewrites tests/data/synthetic_*.json
+    python3 tests/data/make_synthetic_fixtures.py build/rec/memlab   # rewrites tests/data/synthetic_*.json
+
+Each experiment entry carries the declaration that memlab (`memlab list --json`) prints,
+as a record written by that build would; ctest's record.schema test fails when a fixture's
+declarations differ from the build's, so the fixtures cannot drift from the experiments.
 """
 import json
 import math
 import os
 import random
+import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 rng = random.Random(20261122)
@@ -250,11 +256,8 @@ def partial():
             "rows": rows}
 
 
-def declare(rec):
-    """Each experiment entry gets its declaration from tests/data/declarations.json, the output
-    of `memlab list --json` (the record.schema test fails when the two differ)."""
-    with open(os.path.join(HERE, "declarations.json")) as f:
-        decls = {d["id"]: d for d in json.load(f)}
+def declare(rec, decls):
+    """Each experiment entry gets its declaration, as the runner writes it."""
     for e in rec["experiments"]:
         d = decls[e["id"]]
         for k in ("description", "seed_ref", "axes", "metrics", "headline", "seed_figures", "prose", "plots"):
@@ -265,8 +268,13 @@ def declare(rec):
 
 
 def main():
-    for name, rec in [("synthetic_run_h100.json", declare(complete())),
-                      ("synthetic_run_partial.json", declare(partial()))]:
+    if len(sys.argv) != 2:
+        print("usage: make_synthetic_fixtures.py MEMLAB_EXE", file=sys.stderr)
+        return 2
+    out = subprocess.run([sys.argv[1], "list", "--json"], check=True, capture_output=True, text=True).stdout
+    decls = {d["id"]: d for d in json.loads(out)}
+    for name, rec in [("synthetic_run_h100.json", declare(complete(), decls)),
+                      ("synthetic_run_partial.json", declare(partial(), decls))]:
         with open(os.path.join(HERE, name), "w") as f:
             json.dump(rec, f, indent=None, separators=(",", ":"))
             f.write("\n")
@@ -274,4 +282,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
