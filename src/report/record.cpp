@@ -238,6 +238,9 @@ run_record check_record(json doc, std::string const& name) {
   checker c(name);
   run_record rec;
   c.expect(doc.is_object(), doc, "", "a JSON object (a run record)");
+  // rows first: a document whose rows are not a list is not a record of any version.
+  auto const& rows = c.need(doc, "", "rows");
+  c.expect(rows.is_array(), rows, "rows", "an array");
   auto const& fv = c.need(doc, "", "format_version");
   c.expect(fv.is_number_integer(), fv, "format_version", "an integer");
   rec.format_version = fv.get<int>();
@@ -245,8 +248,6 @@ run_record check_record(json doc, std::string const& name) {
     c.fail("format_version", "expected 1 or 2, found " + std::to_string(rec.format_version));
   for (auto const* k : {"device", "ceilings", "timing", "memlab", "build", "image"}) c.optional(doc, "", k, "object");
   for (auto const* k : {"command_line", "started", "finished", "aborted"}) c.optional(doc, "", k, "string");
-  auto const& rows = c.need(doc, "", "rows");
-  c.expect(rows.is_array(), rows, "rows", "an array");
   for (std::size_t i = 0; i < rows.size(); ++i) c.row(rows[i], checker::at("rows", i));
   bool const declared = rec.format_version >= 2;
   auto it = doc.find("experiments");

@@ -183,6 +183,7 @@ TEST(Report, PartialRecordRendersWithNotes) {
 TEST(Report, WrongShapeIsAOneLineErrorNamingThePath) {
   scratch_dir d;
   for (auto const& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"rows": "nope"})", "odd.json: rows: expected an array, found a string"},
            {R"({"format_version": 2, "experiments": [], "rows": "nope"})", "odd.json: rows: expected an array, found a string"},
            {R"({"rows": []})", "odd.json: missing key 'format_version'"},
            {R"({"format_version": 3, "rows": []})", "odd.json: format_version: expected 1 or 2, found 3"},
