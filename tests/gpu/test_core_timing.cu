@@ -46,7 +46,10 @@ TEST(CoreTiming, ShortKernelsAreTimedAsAGraphOfLaunches) {
   // ms per launch: a 5 us spin (at the base clock; boost runs it faster) plus little overhead.
   EXPECT_GT(m.summary.median, 0.001);
   EXPECT_LT(m.summary.median, 0.010);
-  EXPECT_GT(m.noise.noise, 0.0);
+  // Batched samples of a fixed spin can agree to the event timer's resolution: the noise
+  // may be exactly 0, but it is a relative spread, finite and small.
+  EXPECT_GE(m.noise.noise, 0.0);
+  EXPECT_LT(m.noise.noise, 0.5);
 }
 
 TEST(CoreTiming, LaunchersThatSynchronizeFallBackToBackToBackLaunches) {
