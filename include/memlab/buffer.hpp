@@ -38,14 +38,26 @@ class device_buffer {
   std::size_t size() const noexcept { return size_; }
   std::size_t bytes() const noexcept { return size_ * sizeof(T); }
 
-  /// Sets every byte to `value` (0xFF poisons floats with NaN).
+  /// Sets every byte to `value` (0xFF poisons floats with NaN), in `stream`'s order; without
+  /// a stream it returns once the memset is done, so work on any stream, non-blocking ones
+  /// included, sees it.
   void fill_bytes(int value, cudaStream_t stream = nullptr) {
-    if (size_ > 0) MEMLAB_CUDA_CHECK(cudaMemsetAsync(data_, value, bytes(), stream));
+    if (size_ == 0) return;
+    MEMLAB_CUDA_CHECK(cudaMemsetAsync(data_, value, bytes(), stream));
+    if (stream == nullptr) MEMLAB_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
+  /// Copies `host` to the start of the buffer and returns once it is on the device. (A
+  /// pageable cudaMemcpy may return while its DMA is still in flight on the legacy stream,
+  /// which a non-blocking stream does not wait for: a kernel launched there next could read
+  /// the old contents. That race was the 'NaN from cp_async_128x256_db' of issue #12.)
   void upload(std::vector<T> const& host) {
     MEMLAB_EXPECTS(host.size() <= size_, "host vector larger than the device buffer");
-    if (!host.empty()) MEMLAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    if (host.empty()) return;
+    MEMLAB_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
+  /// The whole buffer, copied on the legacy stream: synchronize a non-blocking stream that
+  /// wrote it first.
   std::vector<T> download() const {
     std::vector<T> host(size_);
     if (size_ > 0) MEMLAB_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));

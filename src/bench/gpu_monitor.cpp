@@ -134,16 +134,17 @@ gpu_monitor::gpu_monitor(std::string const& pci_bus_id) {
     status_ = "unavailable: libnvidia-ml.so.1 lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2";
     return;
   }
+  // The message is built before dlclose: nvmlErrorString lives in the library.
   auto why = [&](nvmlReturn_t r) { return std::string(a->error_string ? a->error_string(r) : "error"); };
   if (nvmlReturn_t r = a->init(); r != NVML_SUCCESS) {
-    dlclose(a->lib);
     status_ = "unavailable: nvmlInit failed (" + why(r) + ")";
+    dlclose(a->lib);
     return;
   }
   if (nvmlReturn_t r = a->by_pci(pci_bus_id.c_str(), &a->dev); r != NVML_SUCCESS) {
+    status_ = "unavailable: NVML has no GPU at " + pci_bus_id + " (" + why(r) + ")";
     a->shutdown();
     dlclose(a->lib);
-    status_ = "unavailable: NVML has no GPU at " + pci_bus_id + " (" + why(r) + ")";
     return;
   }
   api_ = std::move(a);

@@ -73,9 +73,9 @@ TEST(GpuMonitor, ViolationCountersCatchThrottlingBetweenTheReadings) {
   EXPECT_DOUBLE_EQ(w.gpu["power_w"]["avg"].get<double>(), 400.0);
 }
 
-TEST(GpuMonitor, WithoutADriverItSaysWhyAndReadsNothing) {
-  // This machine has no NVIDIA driver (and the build may lack nvml.h): either way the
-  // monitor must construct, say why, and return no readings.
+TEST(GpuMonitor, WithoutTheGpuItSaysWhyAndReadsNothing) {
+  // No GPU at this bus id, whether or not the machine has a driver (and the build may lack
+  // nvml.h): the monitor must construct, say why, and return no readings.
   gpu_monitor m("0000:00:00.0");
   if (m.available()) GTEST_SKIP() << "NVML is present here";
   EXPECT_TRUE(m.status() == "not built" || m.status().rfind("unavailable: ", 0) == 0) << m.status();

@@ -8,6 +8,12 @@
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 
+// Timing under compute-sanitizer (MEMLAB_TEST_SMALL=1) measures the instrumentation.
+#define MEMLAB_SKIP_UNDER_SANITIZER() \
+  do {                                \
+    if (memlab::test::small_sizes()) GTEST_SKIP() << "timings mean nothing under compute-sanitizer"; \
+  } while (0)
+
 namespace {
 
 using namespace memlab::bench;
@@ -36,6 +42,7 @@ long long cycles_for_us(double us) {
 
 TEST(CoreTiming, ShortKernelsAreTimedAsAGraphOfLaunches) {
   MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
   memlab::device_buffer<int> sink(1);
   long long const c = cycles_for_us(5.0);
@@ -46,11 +53,15 @@ TEST(CoreTiming, ShortKernelsAreTimedAsAGraphOfLaunches) {
   // ms per launch: a 5 us spin (at the base clock; boost runs it faster) plus little overhead.
   EXPECT_GT(m.summary.median, 0.001);
   EXPECT_LT(m.summary.median, 0.010);
-  EXPECT_GT(m.noise.noise, 0.0);
+  // Batched samples of a fixed spin can agree to the event timer's resolution: the noise
+  // may be exactly 0, but it is a relative spread, finite and small.
+  EXPECT_GE(m.noise.noise, 0.0);
+  EXPECT_LT(m.noise.noise, 0.5);
 }
 
 TEST(CoreTiming, LaunchersThatSynchronizeFallBackToBackToBackLaunches) {
   MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
   memlab::device_buffer<int> sink(1);
   long long const c = cycles_for_us(5.0);
@@ -67,6 +78,7 @@ TEST(CoreTiming, LaunchersThatSynchronizeFallBackToBackToBackLaunches) {
 
 TEST(CoreTiming, LongKernelsKeepOneLaunchPerSample) {
   MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
   long long const c = cycles_for_us(200.0);
   measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(c, nullptr); });
@@ -77,6 +89,7 @@ TEST(CoreTiming, LongKernelsKeepOneLaunchPerSample) {
 
 TEST(CoreTiming, LaunchFloorIsAFewMicroseconds) {
   MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
   auto const f = ctx.launch_floor();
   EXPECT_EQ(f["method"], "graph_batch");
@@ -86,6 +99,7 @@ TEST(CoreTiming, LaunchFloorIsAFewMicroseconds) {
 
 TEST(CoreTiming, NvmlEitherReadsTheGpuOrSaysWhyNot) {
   MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
   measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(cycles_for_us(100.0), nullptr); });
   if (ctx.gpu().available()) {

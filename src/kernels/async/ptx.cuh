@@ -9,8 +9,9 @@ __device__ __forceinline__ std::uint32_t smem_address(void const* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// mbarrier and cp.async need sm_80, the bulk copy and expect_tx sm_90. The host code
-// refuses older devices; on older targets these compile to a trap.
+// mbarrier and cp.async need sm_80, the bulk copy, expect_tx and try_wait sm_90. The host
+// code refuses kernels whose image lacks them (memlab::require_arch, asked of the kernel,
+// not the device); on older targets these compile to a trap, the safety net.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define MEMLAB_ASYNC_HAS_BULK 1
 #else

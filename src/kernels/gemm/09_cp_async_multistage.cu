@@ -10,6 +10,9 @@
 // The *_db variants (kFragDB) also double-buffer the fragments in registers and put the
 // slice barrier inside the last k step, so the next slice's first shared loads overlap
 // the last FFMAs (docs/gemm-notes.md, steps 4-5, with the ncu readings behind both).
+#include <array>
+#include <atomic>
+
 #include "kernels/gemm/cp_async_configs.cuh"
 #include "memlab/device.hpp"
 
@@ -352,18 +355,25 @@ void launch_one(problem const& p, cudaStream_t s) {
     launch_cfg<Cfg, false, kFragDB>(p, s);
 }
 
-/// Resident blocks per SM of a configuration on the current device (queried once).
+/// Resident blocks of a configuration on the whole current device, kept per device ordinal
+/// (a process may see GPUs of different sizes; a single static kept the first one's answer).
 template <class Cfg, bool kFragDB = false>
 int blocks_per_sm() {
-  static int const blocks = [] {
-    int b = 0;
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(cp_async_kernel<Cfg, true, kFragDB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           Cfg::smem_bytes));
-    MEMLAB_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, cp_async_kernel<Cfg, true, kFragDB>, Cfg::threads, Cfg::smem_bytes));
-    return b * current_device_sm_count();
-  }();
-  return blocks;
+  static std::array<std::atomic<int>, 64> cache{};
+  int dev = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  bool const cached = dev >= 0 && dev < 64;
+  if (cached) {
+    if (int const known = cache[dev].load(std::memory_order_relaxed); known > 0) return known;
+  }
+  int b = 0;
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(cp_async_kernel<Cfg, true, kFragDB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         Cfg::smem_bytes));
+  MEMLAB_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, cp_async_kernel<Cfg, true, kFragDB>, Cfg::threads, Cfg::smem_bytes));
+  int const slots = b * current_device_sm_count();
+  if (cached && slots > 0) cache[dev].store(slots, std::memory_order_relaxed);
+  return slots;
 }
 
 /// A thin remainder (4097 = 32 x 128 + 1) adds a whole row and column of tiles that are
