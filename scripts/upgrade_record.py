@@ -19,7 +19,7 @@ import sys
 
 EMPTY = {"axes": [], "metrics": [], "headline": {"question": "", "where": {}, "best_by": "median_ms",
                                                    "higher_is_better": False, "compare": "", "baseline": {}},
-         "seed_figures": [], "prose": {"shows": "", "look_for": "", "seed": ""}, "plots": []}
+         "seed_figures": [], "prose": {"shows": "", "look_for": "", "seed": ""}, "plots": [], "ceiling": "none"}
 
 
 def upgrade(record, decls):
@@ -30,7 +30,7 @@ def upgrade(record, decls):
     for e in record.get("experiments", []):
         d = by_id.get(e.get("id"), EMPTY)
         new = dict(e)
-        for k in ("axes", "metrics", "headline", "seed_figures", "prose", "plots"):
+        for k in ("axes", "metrics", "headline", "seed_figures", "prose", "plots", "ceiling"):
             new[k] = d[k]
         # The declaration's one-line description and seed reference are today's; the
         # record's own are kept where it has them.

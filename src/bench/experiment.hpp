@@ -161,6 +161,13 @@ plot_spec line_plot(std::string file, std::string title, std::string x, std::str
 plot_spec bar_plot(std::string file, std::string title, std::string x, std::string y,
                    std::vector<std::string> series = {});
 
+/// How an experiment's rows relate to the run's measured cudaMemcpy D2D bandwidth.
+enum class ceiling_relation {
+  none,   ///< not bandwidth rows
+  ratio,  ///< the run measures `ceilings` first; rows with bytes get ratio_to_ceiling
+  peer,   ///< ... and a row with no peer of its own takes the copy as its peer
+};
+
 struct experiment {
   std::string id;           ///< "family.name"
   std::string description;  ///< one line for `memlab list`
@@ -173,7 +180,7 @@ struct experiment {
   prose_spec prose;
   std::vector<plot_spec> plots;
   bool default_suite = true;   ///< part of `memlab run` with no argument
-  bool needs_ceiling = false;  ///< rows are bandwidth rows: the run measures `ceilings` first
+  ceiling_relation ceiling = ceiling_relation::none;  ///< how rows relate to the measured copy ceiling
   bool listed = true;          ///< shown by `memlab list` (false: the harness's own self-tests)
   /// Sets the unit and meaning (and log plotting) of the axis `name`; throws if there is none.
   void describe_axis(std::string const& name, std::string unit, std::string description, bool log = false);

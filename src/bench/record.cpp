@@ -172,7 +172,10 @@ nlohmann::json declaration_json(experiment const& e) {
           {"headline", headline},
           {"seed_figures", seeds},
           {"prose", {{"shows", e.prose.shows}, {"look_for", e.prose.look_for}, {"seed", e.prose.seed}}},
-          {"plots", plots}};
+          {"plots", plots},
+          {"ceiling", e.ceiling == ceiling_relation::none    ? "none"
+                      : e.ceiling == ceiling_relation::ratio ? "ratio"
+                                                             : "peer"}};
 }
 
 std::string to_csv(run_record const& rec) {

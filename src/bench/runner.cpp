@@ -481,7 +481,7 @@ run_summary run(run_options const& opt, run_record& record) {
   std::vector<experiment const*> selected = reg.select(opt.selection);
   // Every bandwidth row is compared with the ceiling measured in the same run.
   bool needs_ceiling = false;
-  for (auto const* e : selected) needs_ceiling = needs_ceiling || e->needs_ceiling;
+  for (auto const* e : selected) needs_ceiling = needs_ceiling || e->ceiling != ceiling_relation::none;
   if (needs_ceiling) {
     std::vector<experiment const*> ceilings;
     for (auto const& e : reg.all())

@@ -107,7 +107,6 @@ void copy_compute_body(state& s) {
   s.add_writes<float>(floats);
   s.add_flops(static_cast<double>(floats) * (2.0 * cfg.fmas + 1.0));
   s.exec([&](cudaStream_t st) { async::copy_compute(cfg, out.data(), in.data(), n, st); });
-  s.compare_to_ceiling();
   s.set_predicted(roofline(s, static_cast<double>(2 * bytes), static_cast<double>(floats) * (2.0 * cfg.fmas + 1.0)));
   s.set_extra("blocks_per_sm", per_sm);
   s.set_extra("max_blocks_per_sm", fit_per_sm);
@@ -145,7 +144,6 @@ void entanglement_body(state& s) {
   s.add_writes<float>(4 * n);
   s.add_flops(4.0 * n * 2.0 * cfg.fmas);
   s.exec([&](cudaStream_t st) { async::warp_entanglement(cfg, out.data(), in.data(), n, st); });
-  s.compare_to_ceiling();
   // The seed's model: a warp split into `split` groups adds `split` batches to its shared
   // sequence per step (and applies `split` arrive-on updates), so wait_group(S-1) leaves
   // only the newest S-1 warp batches pending: floor((S-1)/split) of the worst lane's own
@@ -180,7 +178,7 @@ registrar const copy_compute_reg{[] {
   e.axes[4].allowed = {std::int64_t{0}, std::int64_t{1}};
   e.axes[5].min_value = 1;
   e.axes[5].max_value = 4096;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = copy_compute_body;
   e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
   e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
@@ -224,7 +222,7 @@ registrar const alignment_reg{[] {
   e.axes[4].max_value = 32;
   e.axes[5].min_value = 1;
   e.axes[5].max_value = 4096;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = copy_compute_body;
   e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
   e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
@@ -269,7 +267,7 @@ registrar const entanglement_reg{[] {
   e.axes[3].max_value = 32;
   e.axes[4].min_value = 1;
   e.axes[4].max_value = 4096;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = entanglement_body;
   e.describe_axis("variant", "", "cp.async commit/wait or arrive-on, with or without __syncwarp first");
   e.describe_axis("split", "groups", "divergent groups a warp's lanes are split into", true);

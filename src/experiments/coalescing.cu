@@ -60,7 +60,6 @@ void offset_body(state& s) {
   s.add_reads<float>(n);
   s.add_writes<float>(n);
   s.exec([&](cudaStream_t st) { offset_copy(out.data(), in.data(), n, offset, st); });
-  s.compare_to_ceiling();
   s.set_predicted(model(s, sectors_per_request(offset, 1)));
 }
 
@@ -89,7 +88,6 @@ void stride_body(state& s) {
   s.add_reads<float>(n);
   s.add_writes<float>(n);
   s.exec([&](cudaStream_t st) { stride_copy(out.data(), in.data(), n, stride, st); });
-  s.compare_to_ceiling();
   s.set_predicted(model(s, sectors_per_request(0, stride)));
 }
 
@@ -110,7 +108,6 @@ void vector_body(state& s) {
   s.add_reads<float>(n);
   s.add_writes<float>(n);
   s.exec([&](cudaStream_t st) { vector_copy(out.data(), in.data(), bytes, access, unroll, st); });
-  s.compare_to_ceiling();
   // Every access is aligned and coalesced: 4 sectors per 128 bytes whatever the width;
   // wider accesses need fewer instructions per byte, and unrolling keeps more loads in flight.
   nlohmann::json p = model(s, 4);
@@ -128,7 +125,7 @@ registrar const offset_reg{[] {
   e.axes[0].max_value = 32;
   e.axes[1].min_value = 1;
   e.axes[1].max_value = std::int64_t{1} << 31;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = offset_body;
   e.describe_axis("offset", "elements", "first element read, in floats past a 128-byte boundary");
   e.describe_axis("elements", "elements", "floats copied", true);
@@ -164,7 +161,7 @@ registrar const stride_reg{[] {
   e.axes[0].max_value = 1024;
   e.axes[1].min_value = 1;
   e.axes[1].max_value = std::int64_t{1} << 28;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = stride_body;
   e.describe_axis("stride", "elements", "distance between the floats two neighbouring lanes read");
   e.describe_axis("elements", "elements", "floats copied", true);
@@ -198,7 +195,7 @@ registrar const vector_reg{[] {
   e.axes[1].allowed = {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}, std::int64_t{8}};
   e.axes[2].min_value = 1;
   e.axes[2].max_value = 1 << 20;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = vector_body;
   e.describe_axis("access_bytes", "bytes", "bytes each thread loads and stores per access");
   e.describe_axis("unroll", "accesses", "independent loads in flight per thread");

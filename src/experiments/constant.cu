@@ -58,7 +58,6 @@ void broadcast_body(state& s) {
   s.add_writes<float>(n);
   s.add_flops(2.0 * taps * static_cast<double>(n));
   s.exec(launch);
-  s.compare_to_ceiling();
   // Filter reads per output in each variant: a constant-bank operand needs no load
   // instruction; the others issue one uniform load per tap.
   s.set_predicted({{"filter_load_instructions_per_output", src == constant::filter_source::constant ? 0 : taps}});
@@ -75,7 +74,7 @@ registrar const broadcast_reg{[] {
   e.axes[1].max_value = constant::conv_max_taps;
   e.axes[2].min_value = 1;
   e.axes[2].max_value = std::int64_t{1} << 30;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = broadcast_body;
   e.describe_axis("variant", "", "where the filter lives: __constant__, global through __ldg, or shared");
   e.describe_axis("taps", "taps", "filter length");

@@ -21,7 +21,7 @@ memlab::bench::registrar const reg_ab{[] {
   e.id = "gemm.guide_ab";
   e.description = "C=AB, A m x 32, B 32 x n: simpleMultiply, coalescedMultiply, sharedABMultiply (BPG 9.2.3.2)";
   e.seed_ref = "000 §9.2.3.2";
-  e.needs_ceiling = true;  // effective-bandwidth rows: ratio_to_ceiling vs the run's D2D copy
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // effective-bandwidth rows: ratio_to_ceiling vs the run's D2D copy
   e.axes = {memlab::bench::variant_axis({"simple", "coalesced", "shared_ab"}),
             memlab::bench::int_axis("m", {4096}, {1024})};
   e.axes[1].description = "m = n";
@@ -80,7 +80,7 @@ memlab::bench::registrar const reg_aat{[] {
   e.id = "gemm.guide_aat";
   e.description = "C=AA^T, A m x 32: strided simple, coalesced via transposed tile, padded [w][w+1] (BPG 9.2.3.3)";
   e.seed_ref = "000 §9.2.3.3";
-  e.needs_ceiling = true;
+  e.ceiling = memlab::bench::ceiling_relation::ratio;
   e.axes = {memlab::bench::variant_axis({"simple", "coalesced", "padded"}), memlab::bench::int_axis("m", {4096}, {1024})};
   e.body = [](memlab::bench::state& s) {
     std::string const v = s.variant();

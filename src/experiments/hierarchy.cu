@@ -226,7 +226,6 @@ void bandwidth_body(state& s) {
   s.exec([&](cudaStream_t st) {
     mh::footprint_stream(in.data(), out.data(), footprint, mode, write, path, reps, blocks, sums.data(), st);
   });
-  s.compare_to_ceiling();
   s.set_extra("reps", reps);
   s.set_extra("blocks", blocks);
   s.set_extra("level", footprint <= static_cast<std::size_t>(s.device().smem_per_sm_bytes) ? "L1"
@@ -427,7 +426,7 @@ registrar const bandwidth{[] {
                          {"shared_ld_global", "partitioned_ld_cg"}),
             pow2_axis("footprint", 14, 32, 16, 28)};
   e.body = bandwidth_body;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.describe_axis("variant", "", "all SMs on one buffer (ld.global) or each on its own part (ld.global.cg / ld.global, read or read+write)");
   e.describe_axis("footprint", "bytes", "bytes streamed repeatedly", true);
   e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};

@@ -199,7 +199,7 @@ registrar const persist_reg{[] {
             int_axis("streaming_mib", {1024}, {128})};
   e.axes[2].min_value = 16;
   e.axes[2].max_value = 4095;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::ratio;
   e.body = persist_body;
   e.describe_axis("variant", "", "no window, hitRatio 1, a fixed window, hitRatio scaled to the set-aside (also set on a graph node)");
   e.describe_axis("persist_fraction", "x set-aside", "persistent region / the persisting-L2 set-aside");

@@ -168,7 +168,6 @@ void sum_body(state& s, rd::step st, std::size_t n) {
   s.add_reads<T>(n);
   s.add_writes<T>(1);
   s.exec([&](cudaStream_t stream) { rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), stream); });
-  s.compare_to_ceiling();  // first: the peer set by exec_peer below is the one that stays
 
   std::size_t temp_bytes = 0;
   MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.data(), peer_out.data(), n, s.stream()));
@@ -211,7 +210,7 @@ registrar const sum_reg{[] {
   e.axes[2].min_value = 0;
   e.axes[2].max_value = std::int64_t{1} << 30;
   e.axes[2].description = "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)";
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = body;
   e.describe_axis("variant", "", "seed 003's ladder step, from interleaved addressing to one launch");
   e.describe_axis("elements", "elements", "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)", true);

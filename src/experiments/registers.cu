@@ -57,7 +57,6 @@ void pressure_body(state& s) {
   s.add_reads<float>(rows * L);
   s.add_writes<float>(rows * L);
   s.exec(launch);
-  s.compare_to_ceiling();
 
   device_info const& d = s.device();
   int const warps_per_block = registers::row_block / 32;
@@ -88,7 +87,7 @@ registrar const pressure_reg{[] {
   e.axes = {variant_axis(build_names(), {"default", "lb256_4", "maxnreg_32"}), pow2_axis("rows", 19, 19, 14, 14)};
   e.axes[1].min_value = 1;
   e.axes[1].max_value = std::int64_t{1} << 24;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = pressure_body;
   e.describe_axis("variant", "", "the register budget: compiler default, __launch_bounds__(256, n), __maxnreg__(n)");
   e.describe_axis("rows", "rows", "rows of 64 floats, one per thread", true);

@@ -91,7 +91,6 @@ void reverse_body(state& s) {
     s.set_extra("carve_bytes_per_block", smem::carve_char_int_float(block).bytes);
     s.exec(launch);
   }
-  s.compare_to_ceiling();
   s.set_extra("block", v == "static" ? smem::reverse_static_block : block);
   s.set_extra("elements_per_thread", v == "carved" ? 1 : smem::reverse_items);
 }
@@ -104,7 +103,7 @@ registrar const reverse_reg{[] {
   e.axes = {variant_axis({"static", "dynamic", "carved"}), int_axis("elements", {std::int64_t{1} << 24, std::int64_t{1} << 26}, {std::int64_t{1} << 20})};
   e.axes[1].min_value = 0;
   e.axes[1].max_value = std::int64_t{1} << 30;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = reverse_body;
   e.describe_axis("variant", "", "static, dynamic, or one dynamic allocation carved into char, int and float arrays");
   e.describe_axis("elements", "elements", "ints reversed", true);

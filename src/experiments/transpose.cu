@@ -105,7 +105,6 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   s.add_reads<float>(n);
   s.add_writes<float>(n);
   s.exec([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream, group); });
-  s.compare_to_ceiling();  // first: the cuBLAS peer set below is the one that stays
 
   cublas_handle blas;
   float const alpha = 1.0f, beta = 0.0f;
@@ -160,7 +159,7 @@ registrar const square_reg{[] {
   e.axes[2].min_value = 1;
   e.axes[2].max_value = 4096;
   e.axes[2].description = "grouped_tile: tile rows per raster band (other variants skip other values)";
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = [](state& s) {
     auto const n = static_cast<std::size_t>(s.get_int("n"));
     transpose_body(s, n, n);
@@ -193,7 +192,7 @@ registrar const rect_reg{[] {
             string_axis("shape", {"4096x16384", "16384x4096", "3001x20011", "20011x3001", "256x262144"},
                         {"1000x3001"})};
   e.axes[1].description = "rows x cols of the input";
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = [](state& s) {
     std::string const& shape = s.get_string("shape");
     auto const x = shape.find('x');

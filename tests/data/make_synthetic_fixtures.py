@@ -260,7 +260,7 @@ def declare(rec, decls):
     """Each experiment entry gets its declaration, as the runner writes it."""
     for e in rec["experiments"]:
         d = decls[e["id"]]
-        for k in ("description", "seed_ref", "axes", "metrics", "headline", "seed_figures", "prose", "plots"):
+        for k in ("description", "seed_ref", "axes", "metrics", "headline", "seed_figures", "prose", "plots", "ceiling"):
             e[k] = d[k]
         e.setdefault("points", sum(1 for r in rec["rows"] if r.get("experiment") == e["id"]))
         e.setdefault("status", "completed")
