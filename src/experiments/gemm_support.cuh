@@ -14,6 +14,7 @@
 #include "bench/verify.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
+#include "memlab/detail/splitmix64.hpp"
 
 namespace memlab::experiments::gemm {
 
@@ -52,10 +53,7 @@ inline void cublas_sgemm(cudaStream_t st, int m, int n, int k, float alpha, floa
 static __global__ void fill_uniform_kernel(float* p, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    std::uint64_t const z = memlab::detail::splitmix64(seed, i);
     p[i] = static_cast<float>(static_cast<double>(z >> 40) * (2.0 / 16777216.0) - 1.0);  // [-1, 1)
   }
 }

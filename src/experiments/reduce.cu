@@ -19,6 +19,7 @@
 #include "kernels/reduce/reduce_ladder.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/reduce.hpp"
+#include "memlab/detail/splitmix64.hpp"
 
 namespace {
 
@@ -30,10 +31,7 @@ namespace rd = memlab::kernels::reduce;
 // for the reference (a 2^28 host fill and upload would dominate the run's time).
 
 __host__ __device__ inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64 finalizer
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return memlab::detail::splitmix64(seed, i);
 }
 
 /// Uniform in [-1, 1) with 24 (float) or 53 (double) random bits, exactly representable;

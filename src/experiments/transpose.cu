@@ -19,6 +19,7 @@
 #include "bench/state.hpp"
 #include "kernels/transpose/transpose_ladder.hpp"
 #include "memlab/buffer.hpp"
+#include "memlab/detail/splitmix64.hpp"
 
 namespace {
 
@@ -30,11 +31,7 @@ namespace tr = memlab::kernels::transpose;
 /// regenerated on the host for the reference, since a host fill of 2^26 elements per point
 /// would dominate the run.
 __host__ __device__ inline float value_at(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64 finalizer
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<float>(z >> 40) * 0x1p-23f - 1.0f;
+  return static_cast<float>(memlab::detail::splitmix64(seed, i) >> 40) * 0x1p-23f - 1.0f;
 }
 
 __global__ void fill_values(float* out, std::size_t n, std::uint64_t seed) {
