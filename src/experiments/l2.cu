@@ -22,6 +22,7 @@
 #include "bench/state.hpp"
 #include "kernels/l2/persist.hpp"
 #include "memlab/buffer.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace {
 
@@ -37,32 +38,24 @@ verification check_sliding_window(device_buffer<std::uint32_t> const& streaming,
   std::vector<std::uint32_t> got(std::min(n, chunk));
   std::atomic<std::size_t> mismatches{0};
   std::atomic<std::size_t> first_bad{n};
-  unsigned const threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
   for (std::size_t off = 0; off < n; off += chunk) {
     std::size_t const len = std::min(chunk, n - off);
     MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), streaming.data() + off, len * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
-    std::vector<std::thread> pool;
-    std::size_t const per = (len + threads - 1) / threads;
-    for (unsigned t = 0; t < threads; ++t) {
-      std::size_t const b = t * per, e = std::min(len, b + per);
-      if (b >= e) break;
-      pool.emplace_back([&, b, e] {
-        std::size_t bad = 0, first = n;
-        for (std::size_t j = b; j < e; ++j) {
-          std::size_t const i = off + j;
-          std::uint32_t const want = 2u * l2::hash_value(stream_seed, i) + persistent[i % np];
-          if (got[j] != want) {
-            if (bad == 0) first = i;
-            ++bad;
-          }
+    memlab::detail::host_parallel_for(len, [&](std::size_t b, std::size_t e) {
+      std::size_t bad = 0, first = n;
+      for (std::size_t j = b; j < e; ++j) {
+        std::size_t const i = off + j;
+        std::uint32_t const want = 2u * l2::hash_value(stream_seed, i) + persistent[i % np];
+        if (got[j] != want) {
+          if (bad == 0) first = i;
+          ++bad;
         }
-        mismatches += bad;
-        std::size_t cur = first_bad.load();
-        while (first < cur && !first_bad.compare_exchange_weak(cur, first)) {
-        }
-      });
-    }
-    for (auto& th : pool) th.join();
+      }
+      mismatches += bad;
+      std::size_t cur = first_bad.load();
+      while (first < cur && !first_bad.compare_exchange_weak(cur, first)) {
+      }
+    });
   }
   verification v;
   v.metric = "mismatches";

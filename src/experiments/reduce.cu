@@ -20,6 +20,7 @@
 #include "memlab/buffer.hpp"
 #include "memlab/reduce.hpp"
 #include "memlab/detail/splitmix64.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace {
 
@@ -58,27 +59,20 @@ struct host_sums {
 /// The reference on the host, in double (int64 for ints), split over the host's cores.
 template <class T>
 host_sums reference(std::uint64_t seed, std::size_t n) {
-  unsigned const workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::size_t const chunk = (n + workers - 1) / workers;
-  std::vector<host_sums> part(workers);
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      host_sums h;
-      std::size_t const lo = std::min(n, w * chunk), hi = std::min(n, lo + chunk);
-      for (std::size_t i = lo; i < hi; ++i) {
-        T const x = value_at<T>(seed, i);
-        if constexpr (std::is_same_v<T, int>) {
-          h.isum += x;
-        } else {
-          h.sum += static_cast<double>(x);
-          h.sum_sq += static_cast<double>(x) * static_cast<double>(x);
-        }
+  std::vector<host_sums> part(memlab::detail::host_workers());
+  memlab::detail::host_parallel_for(n, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    host_sums h;
+    for (std::size_t i = lo; i < hi; ++i) {
+      T const x = value_at<T>(seed, i);
+      if constexpr (std::is_same_v<T, int>) {
+        h.isum += x;
+      } else {
+        h.sum += static_cast<double>(x);
+        h.sum_sq += static_cast<double>(x) * static_cast<double>(x);
       }
-      part[w] = h;
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+    part[w] = h;
+  });
   host_sums total;
   for (auto const& h : part) {
     total.sum += h.sum;

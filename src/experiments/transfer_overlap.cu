@@ -189,7 +189,7 @@ verification check_chain(float const* in, float const* out, std::size_t n, int i
   double worst = 0;
   std::size_t bad = 0, first = n;
   std::mutex m;
-  transfer::host_parallel_for(n, [&](std::size_t lo, std::size_t hi) {
+  memlab::detail::host_parallel_for(n, [&](std::size_t lo, std::size_t hi) {
     double w_local = 0;
     std::size_t bad_local = 0, first_local = n;
     for (std::size_t i = lo; i < hi; ++i) {

@@ -20,6 +20,7 @@
 #include "kernels/transpose/transpose_ladder.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/detail/splitmix64.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace {
 
@@ -43,23 +44,16 @@ __global__ void fill_values(float* out, std::size_t n, std::uint64_t seed) {
 /// (for the copy step, out = in).
 std::vector<float> reference(std::uint64_t seed, std::size_t rows, std::size_t cols, bool transposed) {
   std::vector<float> ref(rows * cols);
-  unsigned const workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
   std::size_t const out_rows = transposed ? cols : rows;
-  std::size_t const chunk = (out_rows + workers - 1) / workers;
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      std::size_t const lo = std::min(out_rows, w * chunk), hi = std::min(out_rows, lo + chunk);
-      for (std::size_t orow = lo; orow < hi; ++orow) {
-        if (transposed) {
-          for (std::size_t r = 0; r < rows; ++r) ref[orow * rows + r] = value_at(seed, r * cols + orow);
-        } else {
-          for (std::size_t c = 0; c < cols; ++c) ref[orow * cols + c] = value_at(seed, orow * cols + c);
-        }
+  memlab::detail::host_parallel_for(out_rows, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t orow = lo; orow < hi; ++orow) {
+      if (transposed) {
+        for (std::size_t r = 0; r < rows; ++r) ref[orow * rows + r] = value_at(seed, r * cols + orow);
+      } else {
+        for (std::size_t c = 0; c < cols; ++c) ref[orow * cols + c] = value_at(seed, orow * cols + c);
       }
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+  }, 1);
   return ref;
 }
 
