@@ -12,36 +12,14 @@
 
 #include "bench/state.hpp"
 #include "bench/verify.hpp"
+#include "experiments/cublas.cuh"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 #include "memlab/detail/splitmix64.hpp"
 
 namespace memlab::experiments::gemm {
 
-#define MEMLAB_CUBLAS_CHECK(call)                                                              \
-  do {                                                                                         \
-    cublasStatus_t const memlab_cublas_status_ = (call);                                       \
-    if (memlab_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                        \
-      throw ::memlab::error(std::string("cuBLAS error ") + std::to_string(memlab_cublas_status_) + \
-                            " in " #call " at " __FILE__ ":" + std::to_string(__LINE__));      \
-  } while (0)
-
-/// One cuBLAS handle per process, in FP32 pedantic mode; created on first use, outside
-/// any timed region.
-inline cublasHandle_t cublas() {
-  struct holder {
-    cublasHandle_t h = nullptr;
-    holder() {
-      MEMLAB_CUBLAS_CHECK(cublasCreate(&h));
-      MEMLAB_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
-    }
-    ~holder() {
-      if (h) (void)cublasDestroy(h);
-    }
-  };
-  static holder const instance;
-  return instance.h;
-}
+using memlab::experiments::cublas;
 
 /// Row-major C = alpha A B + beta C through column-major cuBLAS: C^T = B^T A^T.
 inline void cublas_sgemm(cudaStream_t st, int m, int n, int k, float alpha, float const* a, int lda, float const* b,

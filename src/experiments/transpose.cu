@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/state.hpp"
+#include "experiments/cublas.cuh"
 #include "kernels/transpose/transpose_ladder.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/detail/splitmix64.hpp"
@@ -57,18 +58,6 @@ std::vector<float> reference(std::uint64_t seed, std::size_t rows, std::size_t c
   return ref;
 }
 
-struct cublas_handle {
-  cublasHandle_t h = nullptr;
-  cublas_handle() {
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw memlab::error("cublasCreate failed");
-  }
-  ~cublas_handle() {
-    if (h) cublasDestroy(h);
-  }
-  cublas_handle(cublas_handle const&) = delete;
-  cublas_handle& operator=(cublas_handle const&) = delete;
-};
-
 /// The copy step's median per shape, so every row can give its ratio to the plain copy.
 std::map<std::string, double>& copy_ms_cache() {
   static std::map<std::string, double> cache;
@@ -97,13 +86,12 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   s.add_writes<float>(n);
   s.exec([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream, group); });
 
-  cublas_handle blas;
   float const alpha = 1.0f, beta = 0.0f;
   // Row-major rows x cols is column-major cols x rows (lda = cols); C = A^T is column-major
   // rows x cols (ldc = rows), i.e. row-major cols x rows. B = C with beta 0 (in-place form).
   s.exec_peer("cublasSgeam", [&](cudaStream_t stream) {
-    cublasSetStream(blas.h, stream);
-    cublasStatus_t const status = cublasSgeam(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
+    MEMLAB_CUBLAS_CHECK(cublasSetStream(memlab::experiments::cublas(), stream));
+    cublasStatus_t const status = cublasSgeam(memlab::experiments::cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
                                               static_cast<int>(cols), &alpha, in.data(), static_cast<int>(cols), &beta,
                                               peer_out.data(), static_cast<int>(rows), peer_out.data(),
                                               static_cast<int>(rows));
