@@ -13,9 +13,9 @@
 #include "bench/state.hpp"
 #include "bench/verify.hpp"
 #include "experiments/cublas.cuh"
+#include "experiments/seeded_fill.cuh"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
-#include "memlab/detail/splitmix64.hpp"
 
 namespace memlab::experiments::gemm {
 
@@ -28,19 +28,10 @@ inline void cublas_sgemm(cudaStream_t st, int m, int n, int k, float alpha, floa
   MEMLAB_CUBLAS_CHECK(cublasSgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
 }
 
-static __global__ void fill_uniform_kernel(float* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t const z = memlab::detail::splitmix64(seed, i);
-    p[i] = static_cast<float>(static_cast<double>(z >> 40) * (2.0 / 16777216.0) - 1.0);  // [-1, 1)
-  }
-}
-
 /// Seeded uniform [-1, 1) fill on the device (fresh per point, reproducible per seed).
 inline void fill_uniform(memlab::device_buffer<float>& buf, std::uint64_t seed) {
   if (buf.size() == 0) return;
-  fill_uniform_kernel<<<1024, 256>>>(buf.data(), buf.size(), seed);
-  MEMLAB_CHECK_LAUNCH();
+  memlab::experiments::fill_seeded(buf.data(), buf.size(), seed, nullptr);
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 

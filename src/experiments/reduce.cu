@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "bench/state.hpp"
+#include "experiments/seeded_fill.cuh"
 #include "kernels/reduce/reduce_common.cuh"
 #include "kernels/reduce/reduce_ladder.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/reduce.hpp"
-#include "memlab/detail/splitmix64.hpp"
 #include "memlab/detail/host_parallel.hpp"
 
 namespace {
@@ -31,25 +31,7 @@ namespace rd = memlab::kernels::reduce;
 // ---- data: counter-based random values, generated on the device, regenerated on the host
 // for the reference (a 2^28 host fill and upload would dominate the run's time).
 
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t i) {
-  return memlab::detail::splitmix64(seed, i);
-}
-
-/// Uniform in [-1, 1) with 24 (float) or 53 (double) random bits, exactly representable;
-/// ints uniform in [-100, 100].
-template <class T>
-__host__ __device__ inline T value_at(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t const h = mix64(seed, i);
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(h >> 40) * 0x1p-23f - 1.0f;
-  else if constexpr (std::is_same_v<T, double>) return static_cast<double>(h >> 11) * 0x1p-52 - 1.0;
-  else return static_cast<int>((h >> 33) % 201u) - 100;
-}
-
-template <class T>
-__global__ void fill_values(T* out, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    out[i] = value_at<T>(seed, i);
-}
+using memlab::experiments::seeded_value;
 
 struct host_sums {
   double sum = 0, sum_sq = 0;
@@ -63,7 +45,7 @@ host_sums reference(std::uint64_t seed, std::size_t n) {
   memlab::detail::host_parallel_for(n, [&](std::size_t lo, std::size_t hi, unsigned w) {
     host_sums h;
     for (std::size_t i = lo; i < hi; ++i) {
-      T const x = value_at<T>(seed, i);
+      T const x = seeded_value<T>(seed, i);
       if constexpr (std::is_same_v<T, int>) {
         h.isum += x;
       } else {
@@ -134,9 +116,7 @@ void sum_body(state& s, rd::step st, std::size_t n) {
   device_buffer<T> in(n), out(1), peer_out(1);
   device_buffer<char> ws(rd::workspace_bytes<T>(st, n));
   ws.fill_bytes(0, s.stream());  // the single-pass ticket starts at zero
-  int const grid = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
-  fill_values<T><<<std::max(grid, 1), 256, 0, s.stream()>>>(in.data(), n, s.seed());
-  MEMLAB_CHECK_LAUNCH();
+  memlab::experiments::fill_seeded(in.data(), n, s.seed(), s.stream());
 
   out.fill_bytes(0xFF, s.stream());  // NaN / -1: a kernel that writes nothing fails
   rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), s.stream());

@@ -18,9 +18,9 @@
 
 #include "bench/state.hpp"
 #include "experiments/cublas.cuh"
+#include "experiments/seeded_fill.cuh"
 #include "kernels/transpose/transpose_ladder.hpp"
 #include "memlab/buffer.hpp"
-#include "memlab/detail/splitmix64.hpp"
 #include "memlab/detail/host_parallel.hpp"
 
 namespace {
@@ -29,17 +29,9 @@ using namespace memlab;
 using namespace memlab::bench;
 namespace tr = memlab::kernels::transpose;
 
-/// Counter-based random floats in [-1, 1) (24 random bits): generated on the device and
-/// regenerated on the host for the reference, since a host fill of 2^26 elements per point
-/// would dominate the run.
-__host__ __device__ inline float value_at(std::uint64_t seed, std::uint64_t i) {
-  return static_cast<float>(memlab::detail::splitmix64(seed, i) >> 40) * 0x1p-23f - 1.0f;
-}
-
-__global__ void fill_values(float* out, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    out[i] = value_at(seed, i);
-}
+/// Inputs are seeded_value<float>: generated on the device and regenerated on the host for
+/// the reference, since a host fill of 2^26 elements per point would dominate the run.
+float value_at(std::uint64_t seed, std::uint64_t i) { return memlab::experiments::seeded_value<float>(seed, i); }
 
 /// The expected output, built on the host's cores: out[c*rows + r] = in[r*cols + c]
 /// (for the copy step, out = in).
@@ -74,9 +66,7 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   }
   std::size_t const n = rows * cols;
   device_buffer<float> in(n), out(n), peer_out(n);
-  int const fill_grid = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
-  fill_values<<<std::max(fill_grid, 1), 256, 0, s.stream()>>>(in.data(), n, s.seed());
-  MEMLAB_CHECK_LAUNCH();
+  memlab::experiments::fill_seeded(in.data(), n, s.seed(), s.stream());
   out.fill_bytes(0xFF, s.stream());  // NaN everywhere: an element never written fails
   tr::run(st, in.data(), out.data(), rows, cols, cols, rows, s.stream(), group);
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
