@@ -236,9 +236,15 @@ def style_x(ax, d):
         fmt = lambda v, _: "$2^{%d}$" % round(math.log2(v))  # noqa: E731  (doubling sweeps read as exponents)
     else:
         fmt = lambda v, _: text(v) if v == int(v) else "%g" % v  # noqa: E731
-    # Ticks at the data, thinned to about ten, so the reader sees the values that ran.
+    # Ticks at the data, thinned to about ten, so the reader sees the values that ran; a dense
+    # integer sweep keeps the multiples of a round step (0, 8, 16, ... for strides).
     step = max(1, math.ceil(len(xs) / 10))
-    ax.xaxis.set_major_locator(FixedLocator(xs[::step]))
+    ticks = xs[::step]
+    if not a.get("log_scale") and len(xs) > 12 and all(v == int(v) for v in xs):
+        nice = next((k for k in (2, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100) if (max(xs) - min(xs)) / k <= 10), None)
+        if nice:
+            ticks = [v for v in xs if int(v) % nice == 0] or ticks
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(fmt))
     if unit == "bytes" or (len(xs) > 8 and fmt(xs[-1], None).isdigit() and len(fmt(xs[-1], None)) > 3):

@@ -231,7 +231,9 @@ registrar const bank_stride_reg{[] {
              "served by one broadcast.",
              "The peaks at even strides (highest at multiples of 32) and flat odd strides, per element width.", ""};
   {
-    plot_spec p = line_plot("smem_bank_stride.png", "Shared loads: time against stride, per element width", "stride", "median_ms", {"elem_bits"});
+    // One panel per width: five interleaved sawtooths on one axis cannot be told apart.
+    plot_spec p = line_plot("smem_bank_stride.png", "Shared loads: time against stride, per element width", "stride", "median_ms");
+    p.panels = "elem_bits";
     p.log_y = true;
     e.plots.push_back(p);
   }
