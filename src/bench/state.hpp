@@ -116,6 +116,10 @@ class state {
   void exec_peer(std::string const& name, launcher const& launch);
   /// The standard policy on any launch without recording it as this row's timing.
   sample_summary measure(launcher const& launch);
+  /// `measure`, once per point (the variant axis aside) under `name` and shared by every
+  /// variant's row, like exec_peer's peer: a reference measured in the point itself, so a
+  /// row does not depend on which other points ran.
+  sample_summary measure_once(std::string const& name, launcher const& launch);
   /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per
   /// sample in the order taken; `method` says how ("events" or "host").
   void set_samples(std::vector<double> const& ms, std::string const& method = "events");

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <thread>
 #include <vector>
 
@@ -50,12 +49,6 @@ std::vector<float> reference(std::uint64_t seed, std::size_t rows, std::size_t c
   return ref;
 }
 
-/// The copy step's median per shape, so every row can give its ratio to the plain copy.
-std::map<std::string, double>& copy_ms_cache() {
-  static std::map<std::string, double> cache;
-  return cache;
-}
-
 void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   tr::step const st = tr::step_from_name(s.variant());
   unsigned group = tr::default_raster_group;
@@ -88,18 +81,13 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
     if (status != CUBLAS_STATUS_SUCCESS) throw memlab::error("cublasSgeam failed");
   });
 
-  std::string const key = s.exp().id + "|" + std::to_string(rows) + "x" + std::to_string(cols);
-  auto& cache = copy_ms_cache();
-  if (st == tr::step::copy) {
-    if (s.result().median_ms) cache[key] = *s.result().median_ms;
-  } else if (cache.find(key) == cache.end()) {
-    device_buffer<float> tmp(n);
-    cache[key] = s.measure([&](cudaStream_t stream) {
-      tr::run(tr::step::copy, in.data(), tmp.data(), rows, cols, cols, rows, stream);
-    }).median;
-  }
-  if (auto it = cache.find(key); it != cache.end() && s.result().median_ms && *s.result().median_ms > 0)
-    s.set_extra("ratio_to_copy_kernel", it->second / *s.result().median_ms);
+  // The plain copy of the same bytes, timed once in this point for every step's row.
+  device_buffer<float> copy_out(n);
+  double const copy_ms = s.measure_once("copy step", [&](cudaStream_t stream) {
+    tr::run(tr::step::copy, in.data(), copy_out.data(), rows, cols, cols, rows, stream);
+  }).median;
+  if (s.result().median_ms && *s.result().median_ms > 0)
+    s.set_extra("ratio_to_copy_kernel", copy_ms / *s.result().median_ms);
 
   // A warp's 32 stores: the naive kernel touches 32 sectors (4 useful bytes each), the
   // tiled ones 4 (128 contiguous bytes). The tiled steps after 4 change only how many
