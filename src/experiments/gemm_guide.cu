@@ -31,7 +31,6 @@ memlab::bench::registrar const reg_ab{[] {
     auto const which = v == "simple"      ? kg::guide_ab_kernel::simple
                        : v == "coalesced" ? kg::guide_ab_kernel::coalesced
                                           : kg::guide_ab_kernel::shared_ab;
-    double const v100 = v == "simple" ? 119.9 : v == "coalesced" ? 144.4 : 195.5;
     set_mnk(s, m, n, w);
     device_buffer<float> a(static_cast<std::size_t>(m) * w), b(static_cast<std::size_t>(w) * n);
     device_buffer<float> c(static_cast<std::size_t>(m) * n), ref(static_cast<std::size_t>(m) * n);
@@ -42,7 +41,6 @@ memlab::bench::registrar const reg_ab{[] {
     kg::launch_guide_ab(which, m, n, a.data(), b.data(), c.data(), s.stream());
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
     s.set_verification(compare_device(c.data(), ref.data(), m, n, n, gemm_rel_tol, gemm_abs_tol(w)));
-    s.set_extra("guide_v100_gbps", v100);
     s.add_reads<float>(static_cast<std::size_t>(m) * w + static_cast<std::size_t>(w) * n);
     s.add_writes<float>(static_cast<std::size_t>(m) * n);
     s.add_flops(2.0 * m * n * w);
@@ -88,7 +86,6 @@ memlab::bench::registrar const reg_aat{[] {
     auto const which = v == "simple"      ? kg::guide_aat_kernel::simple
                        : v == "coalesced" ? kg::guide_aat_kernel::coalesced
                                           : kg::guide_aat_kernel::padded;
-    double const v100 = v == "simple" ? 12.8 : v == "coalesced" ? 140.2 : 199.4;
     set_mnk(s, m, m, w);
     device_buffer<float> a(static_cast<std::size_t>(m) * w);
     device_buffer<float> c(static_cast<std::size_t>(m) * m), ref(static_cast<std::size_t>(m) * m);
@@ -106,7 +103,6 @@ memlab::bench::registrar const reg_aat{[] {
     kg::launch_guide_aat(which, m, a.data(), c.data(), s.stream());
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
     s.set_verification(compare_device(c.data(), ref.data(), m, m, m, gemm_rel_tol, gemm_abs_tol(w)));
-    s.set_extra("guide_v100_gbps", v100);
     s.add_reads<float>(static_cast<std::size_t>(m) * w);
     s.add_writes<float>(static_cast<std::size_t>(m) * m);
     s.add_flops(2.0 * m * m * w);

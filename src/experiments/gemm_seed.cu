@@ -33,22 +33,6 @@ void declare_gemm(bench::state& s, int m, int n, int k) {
   s.add_writes<float>(static_cast<std::size_t>(m) * n);
 }
 
-// Seed 001's P100 table (ms, n = 1024): thread tile 1..64 and shared tile 1..32.
-double seed_thread_ms(int t) {
-  switch (t) {
-    case 1: return 3.282611; case 2: return 2.271091; case 4: return 2.107053; case 8: return 2.077536;
-    case 16: return 7.368474; case 32: return 25.815271; case 64: return 83.601498;
-    default: return -1.0;
-  }
-}
-double seed_smem_ms(int w) {
-  switch (w) {
-    case 1: return 62.395489; case 2: return 10.850624; case 4: return 2.765997; case 8: return 2.107232;
-    case 16: return 1.849939; case 32: return 1.928793;
-    default: return -1.0;
-  }
-}
-
 memlab::bench::registrar const reg_thread{[] {
   memlab::bench::experiment e;
   e.id = "gemm.seed_thread_tile";
@@ -68,7 +52,6 @@ memlab::bench::registrar const reg_thread{[] {
     s.set_verification(compare_device(o.c.data(), o.ref.data(), n, n, n, gemm_rel_tol, gemm_abs_tol(n)));
     record_attributes(s, kg::seed_thread_tile_attributes(tile));
     s.set_extra("threads", static_cast<long long>((n + tile - 1) / tile) * ((n + tile - 1) / tile));
-    if (n == 1024) s.set_extra("seed_p100_ms", seed_thread_ms(tile));
     s.exec_peer("cublas", [&](cudaStream_t t) {
       cublas_sgemm(t, n, n, n, 1.f, o.a.data(), n, o.b.data(), n, 0.f, o.ref.data(), n);
     });
@@ -128,7 +111,6 @@ memlab::bench::registrar const reg_smem{[] {
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
     s.set_verification(compare_device(o.c.data(), o.ref.data(), static_cast<int>(m), static_cast<int>(n), n,
                                       gemm_rel_tol, gemm_abs_tol(k)));
-    if (m == 1024 && n == 1024 && k == 1024) s.set_extra("seed_p100_ms", seed_smem_ms(w));
     s.exec_peer("cublas", [&](cudaStream_t t) {
       cublas_sgemm(t, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.f, o.a.data(),
                    static_cast<int>(k), o.b.data(), static_cast<int>(n), 0.f, o.ref.data(), static_cast<int>(n));
