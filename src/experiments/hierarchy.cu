@@ -33,6 +33,18 @@ namespace mh = memlab::hierarchy;
 
 std::vector<std::string> const paths = {"ld.global", "ld.global.cg", "ld.global.nc"};
 
+/// An exact check of one value the kernel produced against the host's (a chain's end, a
+/// checksum): every experiment here verifies that way.
+template <class T>
+verification exact(T got, T want, char const* what) {
+  verification v;
+  v.metric = what;
+  v.status = got == want ? verdict::passed : verdict::failed;
+  v.error = got == want ? 0 : 1;
+  if (got != want) v.detail = std::string(what) + ": got " + std::to_string(got) + ", expected " + std::to_string(want);
+  return v;
+}
+
 /// Skips a point whose buffer would not fit comfortably in the free device memory.
 void require_free_memory(state& s, std::size_t bytes) {
   std::size_t free_b = 0, total_b = 0;
@@ -94,13 +106,7 @@ void latency_body(state& s) {
       },
       capped(s.timing(), 0.5, 5));
   s.set_samples(samples);
-  std::uint32_t const want = mh::follow(c.next, 0, walked);
-  verification v;
-  v.metric = "end of chain";
-  v.status = last == want ? verdict::passed : verdict::failed;
-  v.error = last == want ? 0 : 1;
-  if (last != want) v.detail = "ended at slot " + std::to_string(last) + ", expected " + std::to_string(want);
-  s.set_verification(v);
+  s.set_verification(exact(last, mh::follow(c.next, 0, walked), "slot the chain ended at"));
   std::vector<double> ns;
   for (double ms : samples) ns.push_back(ms * 1e6 / static_cast<double>(loads));
   s.set_extra("ns_per_load", median(ns));
@@ -149,11 +155,7 @@ void capacity_body(state& s) {
     lat_cycles.push_back(median(cyc));
     lat_ns.push_back(median(ns));
   }
-  verification v;
-  v.metric = "every chain ended where the host says";
-  v.status = all_ok ? verdict::passed : verdict::failed;
-  v.error = all_ok ? 0 : 1;
-  s.set_verification(v);
+  s.set_verification(exact(all_ok, true, "every chain ended where the host says"));
   nlohmann::json steps = nlohmann::json::array();
   for (auto const& st : mh::find_steps(fp, lat_cycles))
     steps.push_back({{"capacity_bytes", st.capacity_bytes}, {"cycles_below", st.below}, {"cycles_above", st.above}});
@@ -213,13 +215,7 @@ void bandwidth_body(state& s) {
   std::uint64_t const n = words;
   std::uint32_t const tri = static_cast<std::uint32_t>(n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2));
   std::uint32_t const copies = static_cast<std::uint32_t>(reps) * (mode == mh::footprint_mode::shared ? blocks : 1);
-  std::uint32_t const want = tri * K * copies;
-  verification check;
-  check.metric = "checksum of every word read";
-  check.status = got == want ? verdict::passed : verdict::failed;
-  check.error = got == want ? 0 : 1;
-  if (got != want) check.detail = "checksum " + std::to_string(got) + ", expected " + std::to_string(want);
-  s.set_verification(check);
+  s.set_verification(exact(got, tri * K * copies, "checksum of every word read"));
 
   s.add_bytes_read(per_rep * reps);
   if (write) s.add_bytes_written(static_cast<double>(footprint) * reps);
@@ -251,12 +247,7 @@ void onchip_body(state& s) {
       },
       capped(s.timing(), 0.3, 5));
   s.set_samples(samples);
-  std::uint32_t const want = mh::onchip_reference(op, ops, s.seed());
-  verification v;
-  v.metric = "end of the dependent chain";
-  v.status = checksum == want ? verdict::passed : verdict::failed;
-  v.error = checksum == want ? 0 : 1;
-  s.set_verification(v);
+  s.set_verification(exact(checksum, mh::onchip_reference(op, ops, s.seed()), "end of the dependent chain"));
   s.set_extra("cycles_per_op", median(cycles));
   s.set_extra("ops", ops);
   s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
@@ -290,11 +281,7 @@ void dsmem_latency_body(state& s) {
       },
       capped(s.timing(), 0.3, 5));
   s.set_samples(samples);
-  verification v;
-  v.metric = "end of chain";
-  v.status = ok ? verdict::passed : verdict::failed;
-  v.error = ok ? 0 : 1;
-  s.set_verification(v);
+  s.set_verification(exact(ok, true, "every chain ended where the host says"));
   s.set_extra("cycles_per_load", median(cycles));
   s.set_extra("target_rank", target);
   s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
@@ -314,12 +301,8 @@ void dsmem_bandwidth_body(state& s) {
   auto const got_sums = sums.download();
   std::uint32_t got = 0;
   for (auto x : got_sums) got += x;
-  std::uint32_t const want = mh::dsmem_stream_reference(cluster, clusters, words, distance % cluster, reps);
-  verification v;
-  v.metric = "checksum of every word read";
-  v.status = got == want ? verdict::passed : verdict::failed;
-  v.error = got == want ? 0 : 1;
-  s.set_verification(v);
+  s.set_verification(
+      exact(got, mh::dsmem_stream_reference(cluster, clusters, words, distance % cluster, reps), "checksum of every word read"));
   s.add_bytes_read(static_cast<double>(blocks) * words * 4 * reps);
   s.exec([&](cudaStream_t st) { mh::dsmem_stream(cluster, clusters, words, distance % cluster, reps, sums.data(), st); });
   s.set_extra("clusters", clusters);
