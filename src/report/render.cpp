@@ -254,15 +254,18 @@ void at_a_glance(std::ostream& md, std::vector<section> const& sections) {
     } else if (h.compare == "ratio_to_ceiling") {
       if (auto c = num(*best, "ratio_to_ceiling")) cmp = pct(*c) + " of the copy ceiling";
     } else if (h.compare == "baseline") {
+      // Compared in the metric the headline ranks by (time, GB/s, cycles), as "N× better/worse":
+      // a ratio below 1 reads badly as a speed.
       json const* b = baseline_row(e, *best, s.rows);
-      auto mb = b ? num(*b, "median_ms") : std::nullopt;
-      auto m = num(*best, "median_ms");
-      if (b && mb && m && *m > 0) {
+      auto vb = b ? metric_value(*b, h.best_by) : std::nullopt;
+      auto v = metric_value(*best, h.best_by);
+      if (b && vb && v && *v > 0 && *vb > 0) {
         std::string who = cell(str(*b, "variant")) + (str(*b, "variant").empty() ? "" : " ") + "(" +
                           cell(params_text(obj(*b, "params"))) + ")";
-        // Times as "N× faster/slower than": a ratio below 1 reads badly as a speed.
-        double const speed = *mb / *m;
-        cmp = speed >= 1 ? fmt(speed) + "× faster than " + who : fmt(1 / speed) + "× slower than " + who;
+        double const better = h.higher_is_better ? *v / *vb : *vb / *v;
+        bool const speed = h.best_by == "median_ms" || h.best_by == "gbps" || h.best_by == "tflops";
+        std::string const up = speed ? "faster" : "better", down = speed ? "slower" : "worse";
+        cmp = better >= 1 ? fmt(better) + "× " + up + " than " + who : fmt(1 / better) + "× " + down + " than " + who;
       }
     }
     std::string row = str(*best, "variant");
