@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""Draws the PNGs of a memlab report.
+"""Draws the PNGs of a memlab report from the run record alone.
 
-    python3 plots.py PLAN.json
+    python3 plots.py RUN.json OUT_DIR
 
-`memlab report` writes PLAN.json: the run record's path, the output folder and the
-list of plots, each {file, title, kind, hints}. This script only draws; deciding
-which plots a record calls for is done on the C++ side (src/report/catalog.cpp).
-Each plot is drawn on its own: one that fails is reported on stderr and the others
-are still written. Exit status 1 if any plot failed.
+Every experiment in a format-2 record declares its plots (docs/RECORD.md,
+"Declarations"): which axis is on x, which metric on y, which axes name the
+series and the panels, which rows are drawn, the reference lines and the model.
+This script draws exactly those; it knows no experiment by name. Each plot is
+drawn on its own: one that fails is reported on stderr and the others are
+still written. Exit status 1 if any plot failed. A format-1 record declares
+nothing, so nothing is drawn.
 
-Kinds: sweep (a metric against one swept parameter, one line per variant, the
-model dashed), seed_bars (the seed's figures beside this GPU's), ladder (% of
-cuBLAS per rung), timeline (one staged run's copies and kernels per stream),
-roofline (every row with flops and bytes under the measured ceilings).
+build_figure() returns the matplotlib Figure without saving it, for the tests
+(tests/report/test_plots.py), which check what each plot shows.
 """
 import json
 import math
@@ -23,802 +23,453 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-SIZE_WORDS = ("bytes", "size", "region")
+# Short axis labels for the harness's own row fields; experiment metrics (extra.*,
+# predicted.*) are labelled from their declared name.
+FIELD_LABELS = {
+    "median_ms": "time",
+    "gbps": "bandwidth",
+    "tflops": "FP32 rate",
+    "ratio_to_peer": "speed vs peer",
+    "ratio_to_ceiling": "share of the copy ceiling",
+}
+SEED_COLOUR = "0.55"
 
 
 # ---------------------------------------------------------------- record access
 
-def num(d, key):
-    """A finite number under key, else None (records may hold nulls or junk)."""
-    if not isinstance(d, dict):
-        return None
-    v = d.get(key)
+def num(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     return float(v) if math.isfinite(v) else None
 
 
-def params(r):
-    p = r.get("params")
-    return p if isinstance(p, dict) else {}
+def field(row, axis):
+    if axis == "variant":
+        return row.get("variant")
+    return (row.get("params") or {}).get(axis)
 
 
-def timed(r):
-    return num(r, "median_ms") is not None and not r.get("skipped") and not r.get("error")
+def value_is(v, want):
+    if isinstance(v, str):
+        return v == want
+    n = num(v)
+    if n is None:
+        return False
+    try:
+        w = float(want)
+    except ValueError:
+        return False
+    return abs(n - w) <= 1e-9 * max(1.0, abs(w))
 
 
-def failed(r):
-    return r.get("verified") == "failed" or bool(r.get("error"))
+def usable(row):
+    """A row with a time that was not skipped, errored or failed verification."""
+    return (not row.get("skipped") and not row.get("error") and row.get("verified") != "failed"
+            and num(row.get("median_ms")) is not None)
 
 
-def rows_of(rows, exp):
-    return [r for r in rows if r.get("experiment") == exp and timed(r)]
+def matches(row, where, rows):
+    """The record's row filter: values as text, "max"/"min" the extreme present, "!v" all but v."""
+    for axis, wants in where.items():
+        v = field(row, axis)
+        if v is None:
+            return False
+        positive = [w for w in wants if not w.startswith("!")]
+        if any(value_is(v, w[1:]) for w in wants if w.startswith("!")):
+            return False
+        if not positive:
+            continue
+        ok = False
+        for w in positive:
+            if w in ("max", "min"):
+                vals = [num(field(r, axis)) for r in rows if usable(r) and num(field(r, axis)) is not None]
+                if vals and num(v) is not None:
+                    ok |= num(v) == (max(vals) if w == "max" else min(vals))
+            else:
+                ok |= value_is(v, w)
+        if not ok:
+            return False
+    return True
 
 
-def is_size_key(k):
-    k = k.lower()
-    return any(w in k for w in SIZE_WORDS)
+def metric(row, name):
+    if "." in name:
+        group, key = name.split(".", 1)
+        return num((row.get(group) or {}).get(key))
+    return num(row.get(name))
 
 
-def human_bytes(v, _pos=None):
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return ("%g %s" % (round(v, 1), unit))
-        v /= 1024.0
+def ordered(values, declared):
+    """Distinct values in the declared sweep's order, then any others as found."""
+    out = [d for d in declared if any(v == d for v in values)]
+    for v in values:
+        if not any(v == o for o in out):
+            out.append(v)
+    return out
+
+
+def text(v):
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
     return str(v)
 
 
-def param_text(k, v):
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and is_size_key(k) and abs(v) >= 1024:
-        return "%s=%s" % (k, human_bytes(v))
-    if isinstance(v, float):
-        return "%s=%g" % (k, v)
-    return "%s=%s" % (k, v)
+def size_text(b):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= div:
+            q = b / div
+            return ("%d" % q if q.is_integer() else "%.3g" % q) + " " + unit
+    return "%d B" % b
 
 
-def pow2_text(v, _pos=None):
-    if v >= 2 and v == int(v) and (int(v) & (int(v) - 1)) == 0:
-        return r"$2^{%d}$" % (int(v).bit_length() - 1)
-    return "%g" % v
+# ---------------------------------------------------------------- one plot
 
+class plot_data:
+    """The rows of one declared plot, grouped into panels and series."""
 
-def gpu_name(rec):
-    d = rec.get("device")
-    return str(d.get("name", "unknown GPU")) if isinstance(d, dict) else "unknown GPU"
+    def __init__(self, record, exp, spec):
+        self.exp, self.spec = exp, spec
+        self.axes = {a["name"]: a for a in exp.get("axes", [])}
+        self.metrics = {m["name"]: m for m in exp.get("metrics", [])}
+        all_rows = [r for r in record.get("rows", []) if r.get("experiment") == exp["id"]]
+        where = spec.get("where") or {}
+        self.rows = [r for r in all_rows if usable(r) and matches(r, where, all_rows)]
+        self.ceilings = record.get("ceilings") or {}
+        series_axes = spec.get("series") or []
+        panel_axis = spec.get("panels") or ""
+        self.panel_values = ordered([field(r, panel_axis) for r in self.rows],
+                                    self.declared(panel_axis)) if panel_axis else [None]
+        self.series_keys = ordered([tuple(field(r, a) for a in series_axes) for r in self.rows],
+                                   [])
+        # Series in the declared order of their first axis, then the rest.
+        if series_axes:
+            decl = [tuple([v]) for v in self.declared(series_axes[0])]
+            self.series_keys.sort(key=lambda k: next((i for i, d in enumerate(decl) if d[0] == k[0]), len(decl)))
+        self.x_values = ordered([field(r, spec["x"]) for r in self.rows], self.declared(spec["x"]))
+        self.categorical = self.axes.get(spec["x"], {}).get("kind") == "string"
+        self.series_axes, self.panel_axis = series_axes, panel_axis
 
+    def declared(self, axis):
+        return list(self.axes.get(axis, {}).get("values", []))
 
-def finish(fig, ax, title, rec, note=None):
-    sub = gpu_name(rec)
-    if rec.get("synthetic_fixture"):
-        sub += "  [SYNTHETIC TEST DATA]"
-    if note:
-        sub += "  ·  " + note
-    ax.set_title(title + "\n" + sub, fontsize=10)
-    fig.tight_layout()
-    return fig
+    def series_label(self, key):
+        parts = []
+        for a, v in zip(self.series_axes, key):
+            unit = self.axes.get(a, {}).get("unit", "")
+            suffix = "" if not unit or isinstance(v, str) else "×" if unit == "x" else " " + unit
+            parts.append(text(v) if a == "variant" else "%s=%s%s" % (a, text(v), suffix))
+        return ", ".join(parts) if parts else "this GPU"
 
-
-# ---------------------------------------------------------------- sweep
-
-LINESTYLES = ["-", "--", ":", "-."]
-MARKERS = "os^vD<>pPhX*"
-
-
-def pick_x(rows, candidates):
-    keys = {}
-    for r in rows:
-        for k, v in params(r).items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                keys.setdefault(k, set()).add(float(v))
-    lower = {k.lower(): k for k in keys}
-    for c in candidates or []:
-        if c.lower() in lower:
-            return lower[c.lower()]
-    best = None
-    for k, vals in keys.items():
-        if best is None or len(vals) > len(keys[best]):
-            best = k
-    return best
-
-
-def model_values(r, y, keys):
-    """The prediction(s) in y's unit: [(key, value)], from the hinted keys or the usual names."""
-    p = r.get("predicted")
-    if not isinstance(p, dict):
-        return []
-    unit = "gbps" if y == "gbps" else "ms"
-    keys = [k for k in (keys or []) if k.endswith(unit)] or (
-        ["gbps"] if unit == "gbps" else ["ms", "time_ms", "median_ms", "predicted_ms"])
-    hinted = [k for k in (keys or []) if k.endswith(unit)]
-    out = [(k, num(p, k)) for k in keys if num(p, k) is not None]
-    return out if hinted else out[:1]
-
-
-# A prediction that counts passes reads against time directly: time = passes x the one-pass time.
-PROPORTIONAL_WORDS = ("wavefront", "passes", "slowdown", "degree")
-
-
-def other_model_key(rows):
-    """A numeric prediction in another unit (e.g. a conflict degree), for a second axis."""
-    found = []
-    for r in rows:
-        p = r.get("predicted")
-        if isinstance(p, dict):
-            for k, v in p.items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and not k.endswith(("gbps", "ms")):
-                    if k not in found:
-                        found.append(k)
-    for w in PROPORTIONAL_WORDS:
-        for k in found:
-            if w in k:
-                return k
-    return found[0] if found else None
-
-
-def short(v):
-    return "%.0f" % v if abs(v) >= 100 else "%.3g" % v
-
-
-def pretty_key(k):
-    k = k.replace("_gbps", " GB/s").replace("gbps", "GB/s")
-    if k.endswith("_ms"):
-        k = k[:-3] + " (ms)"
-    return k.replace("_", " ")
-
-
-def named_in(variant, value):
-    """Whether the variant's name already says a parameter's (non-numeric) value: pinned_h2d, memory=pinned."""
-    if not isinstance(value, str) or not value:
-        return False
-    return value in variant.split("_") or value == variant
-
-
-def sort_value(v):
-    try:
-        return (0, float(json.loads(v) if isinstance(v, str) else v), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(v))
-
-
-def facet_value(r, facet):
-    if facet == "variant":
-        return str(r.get("variant", "?"))
-    v = params(r).get(facet)
-    return param_text(facet, v)
-
-
-class Series:
-    """How the rows split into lines: colour by variant and the varying parameters, line style by one of them."""
-
-    def __init__(self, rs, hints, varying, style_key):
-        self.hints, self.varying, self.style_key = hints, varying, style_key
-        self.colors = {}
-        for r in rs:
-            self.colors.setdefault(self.label(r), None)
-        cmap = plt.get_cmap("tab20" if len(self.colors) > 10 else "tab10")
-        for i, k in enumerate(self.colors):
-            self.colors[k] = (cmap(i % cmap.N), MARKERS[i % len(MARKERS)])
-        vals = sorted({json.dumps(params(r).get(style_key)) for r in rs}, key=sort_value, reverse=True) \
-            if style_key else []
-        self.styles = {v: LINESTYLES[i % len(LINESTYLES)] for i, v in enumerate(vals)}
-
-    def label(self, r):
-        v = str(r.get("variant", "") or "")
-        parts = [v] if self.hints.get("facet") != "variant" and v else []
-        parts += [param_text(k, params(r).get(k)) for k in self.varying
-                  if k != self.style_key and not named_in(v, params(r).get(k))]
-        return " ".join(parts) or v or "measured"
-
-    def key(self, r):
-        return (self.label(r), json.dumps(params(r).get(self.style_key)) if self.style_key else None)
-
-
-def draw_series(ax, rs, x, y, hints, ser):
-    """One line per series in rs; returns (legend handles, labels, whether a model line was drawn)."""
-    from matplotlib.lines import Line2D
-    series = {}
-    for r in rs:
-        series.setdefault(ser.key(r), []).append(r)
-    model_styles = ["--", ":", "-."] if not ser.style_key else [":", "-."]
-    drew_model = False
-    any_failed = False
-    lines = {}
-    for (label, sval), pts in series.items():
-        pts.sort(key=lambda r: num(params(r), x))
-        xs = [num(params(r), x) for r in pts]
-        ys = [num(r, y) for r in pts]
-        c, m = ser.colors[label]
-        ax.plot(xs, ys, marker=m, ms=4, lw=1.5, color=c, ls=ser.styles.get(sval, "-"))
-        bad = [(a, b) for a, b, r in zip(xs, ys, pts) if failed(r)]
-        if bad:
-            ax.scatter([a for a, _ in bad], [b for _, b in bad], marker="x", s=80, color="red", zorder=5)
-            any_failed = True
-        if hints.get("model"):
-            models = {}
-            for a, r in zip(xs, pts):
-                for k, v in model_values(r, y, hints.get("model_keys")):
-                    models.setdefault(k, []).append((a, v))
-            for k, mp in models.items():
-                lines.setdefault((k, tuple(mp)), []).append(c)
-    # Model lines: one per distinct curve; a curve that several series share (a link rate) is drawn once, in gray.
-    keys_seen = []
-    for (k, mp), cs in lines.items():
-        if k not in keys_seen:
-            keys_seen.append(k)
-        ax.plot([a for a, _ in mp], [b for _, b in mp], ls=model_styles[keys_seen.index(k) % len(model_styles)],
-                lw=1.2, color=cs[0] if len(cs) == 1 else "gray")
-        drew_model = True
-    handles, labels = [], []
-    present = []
-    for (label, _sval) in series:
-        if label not in present:
-            present.append(label)
-    for label in present:
-        c, m = ser.colors[label]
-        handles.append(Line2D([], [], color=c, marker=m, ms=4, lw=1.5))
-        labels.append(label)
-    if ser.style_key:
-        for sval, st in ser.styles.items():
-            handles.append(Line2D([], [], color="black", ls=st, lw=1.5))
-            labels.append(param_text(ser.style_key, json.loads(sval)))
-    for j, k in enumerate(keys_seen):
-        handles.append(Line2D([], [], ls=model_styles[j % len(model_styles)], color="black", lw=1.2))
-        labels.append("model" if k in ("gbps", "ms") else "model: " + pretty_key(k))
-    if any_failed:
-        handles.append(Line2D([], [], ls="none", marker="x", color="red", ms=8))
-        labels.append("failed verification")
-    return handles, labels, drew_model
-
-
-def plain_log_labels(axis):
-    """0.2, 0.5, 1, 10 instead of 2x10^-1 on a log axis that spans a decade or two."""
-    fmt = FuncFormatter(lambda v, _p: "%g" % v)
-    axis.set_major_formatter(fmt)
-
-    def minor(v, _p):
-        lo, hi = sorted(axis.get_view_interval())
-        few = lo > 0 and hi / lo < 100  # within two decades the minor ticks need numbers too
-        return "%g" % v if few and v > 0 and ("%e" % v)[0] in "235" else ""
-    axis.set_minor_formatter(FuncFormatter(minor))
-
-
-def is_pow2(v):
-    return v > 0 and v == int(v) and (int(v) & (int(v) - 1)) == 0
-
-
-def set_x_ticks(ax, xs_all, logx, nf, x):
-    from matplotlib.ticker import MultipleLocator, NullLocator
-    distinct = sorted(set(xs_all))
-    if logx:
-        ax.set_xscale("log", base=2)
-        pos = [v for v in distinct if v > 0]
-        if not pos:
-            return
-        if len(pos) <= 8:
-            ticks = pos
-        else:
-            lo, hi = int(math.floor(math.log2(min(pos)))), int(math.ceil(math.log2(max(pos))))
-            step = max(1, int(math.ceil((hi - lo) / (8.0 if nf == 1 else 5.0))))
-            if step > 1 and step % 2:
-                step += 1
-            lo_in = int(math.ceil(math.log2(min(pos))))  # a tick left of the data would widen the axis
-            ticks = [2.0 ** k for k in range(lo_in + (-lo_in) % step, hi + 1, step)]
-        ax.set_xticks(ticks)
-        ax.xaxis.set_minor_locator(NullLocator())
-        if is_size_key(x):
-            ax.xaxis.set_major_formatter(FuncFormatter(human_bytes))
-        elif max(ticks) >= 2 ** 14:
-            ax.xaxis.set_major_formatter(FuncFormatter(pow2_text))
-        else:
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: "%g" % v))
-        return
-    if is_size_key(x):
-        ax.xaxis.set_major_formatter(FuncFormatter(human_bytes))
-    integral = all(v == int(v) for v in distinct)
-    gaps = [b - a for a, b in zip(distinct, distinct[1:])]
-    if len(distinct) <= 8 and gaps and min(gaps) >= (distinct[-1] - distinct[0]) / 14.0:
-        ax.set_xticks(distinct)  # a handful of points: tick exactly those
-    elif integral and distinct and min(distinct) >= 0 and 16 <= max(distinct) <= 64:
-        ax.xaxis.set_major_locator(MultipleLocator(8))  # offsets and strides: multiples of 8 are the aligned ones
-        ax.xaxis.set_minor_locator(MultipleLocator(1 if max(distinct) <= 32 else 4))
-
-
-def draw_grouped_bars(rec, rs, x, y, hints, title, ser, note):
-    """A 'sweep' over two or three values of x with many variants: variants on the axis, one bar per x value."""
-    labels = list(ser.colors)
-    xv = sorted({num(params(r), x) for r in rs})
-    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(labels) + 3), 5))
-    w = 0.8 / len(xv)
-    cmap = plt.get_cmap("tab10")
-    for j, v in enumerate(xv):
-        vals, bad = [], []
-        for lab in labels:
-            m = [r for r in rs if ser.label(r) == lab and num(params(r), x) == v]
-            vals.append(num(m[0], y) if m else float("nan"))
-            bad.append(bool(m) and failed(m[0]))
-        pos = [i - 0.4 + w * (j + 0.5) for i in range(len(labels))]
-        ax.bar(pos, [0 if math.isnan(a) else a for a in vals], w, color=cmap(j % 10),
-               edgecolor=["red" if b else "none" for b in bad], lw=2, label=param_text(x, v))
-    ceil = num(rec.get("ceilings") or {}, "d2d_copy_gbps")
-    if y == "gbps" and ceil:
-        ax.axhline(ceil, color="gray", ls=":", lw=1.2, label="cudaMemcpy D2D (%.0f GB/s)" % ceil)
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, rotation=30, ha="right")
-    ax.set_xlabel("variant")
-    ax.set_ylabel("effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return finish(fig, ax, title, rec, note)
-
-
-def draw_sweep(rec, rows, hints, title):
-    from matplotlib.lines import Line2D
-    rs = rows_of(rows, hints["experiment"])
-    x = pick_x(rs, hints.get("x"))
-    if x is None:
-        raise ValueError("no numeric parameter to put on the x axis")
-    rs = [r for r in rs if num(params(r), x) is not None]
-    if not rs:
-        raise ValueError("no timed row has the parameter " + x)
-    generic = not hints.get("xlabel")  # the catalog's catch-all plot for an experiment without its own
-    y = hints.get("y", "auto")
-    if y in ("gbps", "auto"):
-        y = "gbps" if all(num(r, "gbps") is not None for r in rs) else "median_ms"
-    xs_all = [num(params(r), x) for r in rs]
-    xs_pos = [v for v in xs_all if v > 0]
-    distinct_x = sorted(set(xs_all))
-    if "logx" not in hints and len(xs_pos) == len(rs):
-        span = max(xs_pos) / min(xs_pos)
-        # Sizes and counts over decades, or a doubling sweep (1, 2, 4, ... streams), read on a log axis.
-        if span >= 64 or (len(distinct_x) >= 3 and span >= 4 and all(is_pow2(v) for v in distinct_x)):
-            hints = dict(hints, logx=True)
-    ys_pos = [num(r, y) for r in rs if num(r, y) and num(r, y) > 0]
-    if "logy" not in hints and y == "median_ms" and ys_pos and max(ys_pos) / min(ys_pos) >= 10:
-        hints = dict(hints, logy=True)  # times over a decade or more (conflict degrees 1..32)
-    facet = hints.get("facet")
-    if facet and facet != "variant" and not any(facet in params(r) for r in rs):
-        facet = None
-    # Parameters that never change are named once under the title, not in every label.
-    vals = {}
-    for r in rs:
-        for k, v in params(r).items():
-            if k != x and k != facet:
-                vals.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
-    varying = sorted(k for k, v in vals.items() if len(v) > 1)
-    constant = sorted(k for k, v in vals.items() if len(v) == 1)
-    n_series = len({json.dumps([r.get("variant")] + [params(r).get(k) for k in varying]) for r in rs})
-    variants = {str(r.get("variant", "") or "") for r in rs} - {""}
-    stack = False
-    style_key = None
-    if not facet and varying:
-        # Too many lines for one panel (or dense x with several lines): one panel per value of a parameter.
-        dense = len(distinct_x) > 24
-        if n_series > 10 or (dense and n_series >= 4):
-            cands = [k for k in varying if 2 <= len(vals[k]) <= 6]
-            if cands:
-                facet = sorted(cands, key=lambda k: (len(vals[k]), k))[-1] if dense else \
-                    sorted(cands, key=lambda k: (len(vals[k]), [-ord(c) for c in k]))[0]
-                stack = dense
-                varying = [k for k in varying if k != facet]
-    if len(variants) >= 2 and varying:
-        per_panel = len({json.dumps([r.get("variant")] + [params(r).get(k) for k in varying]) for r in rs})
-        cands = [k for k in varying if len(vals[k]) <= 3]
-        if per_panel > 6 and cands:
-            style_key = cands[0]  # aligned=1 solid, aligned=0 dashed, in the variant's colour
-    ser = Series(rs, hints, varying, style_key)
-    note = ", ".join(param_text(k, json.loads(next(iter(vals[k])))) for k in constant)
-    sub = gpu_name(rec) + ("  [SYNTHETIC TEST DATA]" if rec.get("synthetic_fixture") else "")
-    if note:
-        sub += "  ·  " + note
-    if generic and not facet and len(distinct_x) <= 3 and len(ser.colors) >= 5:
-        return draw_grouped_bars(rec, rs, x, y, hints, title, ser, note or None)
-    groups = {}
-    for r in rs:
-        groups.setdefault(facet_value(r, facet) if facet else "", []).append(r)
-    if facet and facet != "variant" and all(isinstance(params(r).get(facet), (int, float)) for r in rs):
-        order = sorted({json.dumps(params(r).get(facet)) for r in rs}, key=sort_value)
-        groups = {param_text(facet, json.loads(v)): groups[param_text(facet, json.loads(v))] for v in order}
-    nf = len(groups)
-    outside = nf == 1 and len(ser.colors) + len(ser.styles) > 6
-    if nf == 1 and hints.get("model") and not any(model_values(r, y, hints.get("model_keys")) for r in rs) \
-            and other_model_key(rs):
-        outside = True  # a second axis for the model: the legend goes to the right of it
-    if stack:
-        fig, axes = plt.subplots(nf, 1, figsize=(10, 1.5 + 2.1 * nf), sharex=True, sharey=True, squeeze=False)
-        axes = [a[0] for a in axes]
-    else:
-        fig, axes = plt.subplots(1, nf, figsize=((10 if outside else 8) if nf == 1 else min(5.2 * nf, 16), 5),
-                                 sharey=True, squeeze=False)
-        axes = list(axes[0])
-    drew_model = False
-    legends = []
-    for ax, (name, g) in zip(axes, groups.items()):
-        h, lab, dm = draw_series(ax, g, x, y, hints, ser)
-        legends.append((h, lab))
-        drew_model |= dm
-        if name:
-            ax.set_title(name, fontsize=10, loc="left" if stack else "center")
-    ceil = num(rec.get("ceilings") or {}, "d2d_copy_gbps")
-    want_ceiling = hints.get("ceiling", generic and y == "gbps")
-    for i, ax in enumerate(axes):
-        if want_ceiling and y == "gbps" and ceil:
-            ax.axhline(ceil, color="gray", ls=":", lw=1.2)
-            legends[i][0].append(Line2D([], [], color="gray", ls=":", lw=1.2))
-            legends[i][1].append("cudaMemcpy D2D (%.0f GB/s)" % ceil)
-        vkey = hints.get("vline_device_key")
-        if vkey and num(rec.get("device") or {}, vkey):
-            v = num(rec.get("device") or {}, vkey)
-            ax.axvline(v, color="black", ls=":", lw=1.2)
-            legends[i][0].append(Line2D([], [], color="black", ls=":", lw=1.2))
-            legends[i][1].append("persisting L2 max (%s)" % human_bytes(v))
-        if hints.get("vline_x") is not None:
-            ax.axvline(hints["vline_x"], color="black", ls=":", lw=1.2)
-            legends[i][0].append(Line2D([], [], color="black", ls=":", lw=1.2))
-            legends[i][1].append(hints.get("vline_label", ""))
-        set_x_ticks(ax, xs_all, hints.get("logx"), nf if not stack else 1, x)
-        if hints.get("logy"):
-            ax.set_yscale("log")
-            plain_log_labels(ax.yaxis)
-        xl = hints.get("xlabel") or x.replace("_", " ")
-        if not stack or i == nf - 1:
-            ax.set_xlabel(xl + (" (bytes)" if is_size_key(x) and "byte" not in xl else ""))
-        ax.grid(True, alpha=0.3)
-        if not hints.get("logy"):
-            ax.set_ylim(bottom=0)
-    # The model in another unit (passes, a conflict degree) on a second axis, in each series' colour.
-    twin = None
-    k = other_model_key(rs) if hints.get("model") and not drew_model else None
-    if k:
-        by_series = {}
-        for r in rs:
-            if num(r.get("predicted"), k) is not None:
-                by_series.setdefault(ser.key(r), []).append(num(r["predicted"], k))
-        if all(len(set(v)) <= 1 for v in by_series.values()):
-            k = None  # the same prediction at every x says nothing against x
-    if k:
-        proportional = y == "median_ms" and any(w in k for w in PROPORTIONAL_WORDS)
-        factor = None
-        if proportional:
-            pairs = [(num(r, y), num(r["predicted"], k)) for r in rs
-                     if num(r.get("predicted"), k) is not None and num(r.get("predicted"), k) > 0]
-            if pairs:
-                m0 = min(m for _, m in pairs)
-                factor = m0 / min(t for t, m in pairs if m == m0)  # one pass = the fastest one-pass time
-        for i, (ax, (name, g)) in enumerate(zip(axes, groups.items())):
-            ax2 = ax.twinx()
-            for skey in dict.fromkeys(ser.key(r) for r in g):
-                pts = sorted((r for r in g if ser.key(r) == skey and num(r.get("predicted"), k) is not None),
-                             key=lambda r: num(params(r), x))
-                mv = [num(r["predicted"], k) for r in pts]
-                if hints.get("logy") and factor:
-                    pts, mv = [r for r, m in zip(pts, mv) if m > 0], [m for m in mv if m > 0]
-                ax2.plot([num(params(r), x) for r in pts], mv, ls="none", marker="_", ms=12, mew=2,
-                         color=ser.colors[skey[0]][0], alpha=0.9)
-            if not factor:
-                top = max([num(r["predicted"], k) for r in g if num(r.get("predicted"), k) is not None] + [0])
-                ax2.set_ylim(min(0, ax2.get_ylim()[0]), top * 1.25 if top > 0 else None)
-            if factor:
-                if hints.get("logy"):
-                    ax2.set_yscale("log")
-                    plain_log_labels(ax2.yaxis)
-                lo, hi = ax.get_ylim()
-                ax2.set_ylim(lo * factor, hi * factor)
-            last = stack or i == nf - 1
-            if last and (not stack or i == nf // 2):
-                ax2.set_ylabel("model: " + pretty_key(k), fontsize=9)
-            if factor and not last:
-                ax2.tick_params(labelright=False)
-            legends[i][0].append(Line2D([], [], ls="none", marker="_", ms=12, mew=2, color="black"))
-            legends[i][1].append("model: %s (right axis)" % pretty_key(k))
-            twin = ax2
-    # One legend where every panel would show the same; otherwise one per panel.
-    same = all(lab == legends[0][1] for _, lab in legends)
-    if nf > 1 and not stack:
-        # Side-by-side panels: one legend (every panel's entries), to the right of the last panel,
-        # where it cannot cover a line.
-        hs, ls = [], []
-        for h, lab in legends:
-            for a, b in zip(h, lab):
-                if b not in ls:
-                    hs.append(a)
-                    ls.append(b)
-        host = fig.axes[len(axes) + nf - 1] if k and len(fig.axes) >= 2 * nf else axes[-1]
-        host.legend(hs, ls, fontsize=7, loc="upper left", bbox_to_anchor=(1.11 if k else 1.02, 1.0))
-        legends = []
-    for i, ax in enumerate(axes[:len(legends)]):
-        if same and i > 0:
-            break
-        h, lab = legends[i]
-        host = twin if (twin is not None and nf == 1) else ax
-        if k and nf > 1:
-            host = ax.figure.axes[len(axes) + i] if len(ax.figure.axes) > len(axes) + i else ax
-        if outside or (twin is not None and nf == 1 and not stack):
-            # With a second axis, 'best' sees only that axis's marks and may cover the lines: go outside.
-            host.legend(h, lab, fontsize=7, loc="upper left", bbox_to_anchor=(1.11 if twin is not None else 1.01, 1.0))
-        else:
-            host.legend(h, lab, fontsize=7, loc="upper left" if stack else "best")
-    axes[nf // 2 if stack else 0].set_ylabel("effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)")
-    if nf == 1:
-        axes[0].set_title(title + "\n" + sub, fontsize=10)
-    else:
-        fig.suptitle(title + "\n" + sub, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-# ---------------------------------------------------------------- seed bars
-
-def draw_seed_bars(rec, rows, hints, title):
-    rs = rows_of(rows, hints["experiment"])
-    # Where the experiment marks the rows run at the seed's problem size, draw those.
-    at_seed = [r for r in rs if isinstance(r.get("extra"), dict)
-               and any(k.startswith("seed_") or k.startswith("guide_") for k in r["extra"])]
-    rs = at_seed or rs
-    seed = hints.get("seed") or []
-    unit = hints.get("seed_unit") or ""
-    y = hints.get("y", "median_ms")
-    if hints.get("x") == "variant":
-        labels, vals, bad, ann = [], [], [], []
-        seen = set()
-        for r in rs:
-            v = r.get("variant", "?")
-            if v in seen:
+    def points(self, panel, key, y=None):
+        """(x, y) in x order for one series of one panel."""
+        y = y or self.spec["y"]
+        pts = {}
+        for r in self.rows:
+            if self.panel_axis and field(r, self.panel_axis) != panel:
                 continue
-            seen.add(v)
-            labels.append(v)
-            vals.append(num(r, y))
-            bad.append(failed(r))
-            ann.append("")
+            if tuple(field(r, a) for a in self.series_axes) != key:
+                continue
+            v = metric(r, y)
+            x = field(r, self.spec["x"])
+            if v is None or x is None:
+                continue
+            pts.setdefault(json.dumps(x), (x, v))  # one point per x; the declaration keeps others fixed
+        order = {json.dumps(x): i for i, x in enumerate(self.x_values)}
+        return sorted(pts.values(), key=lambda p: order.get(json.dumps(p[0]), 1e9))
+
+    def x_label(self):
+        a = self.axes.get(self.spec["x"], {})
+        unit = a.get("unit", "")
+        return self.spec["x"] + (" (%s)" % unit if unit and unit != self.spec["x"] else "")
+
+    def y_label(self):
+        name = self.spec["y"]
+        m = self.metrics.get(name, {})
+        label = FIELD_LABELS.get(name, name.split(".", 1)[-1].replace("_", " "))
+        if name == "ratio_to_peer" and m.get("description"):
+            label = "speed vs " + m["description"].split("'s time")[0]
+        unit = m.get("unit", "")
+        return label + (" (%s)" % unit if unit and unit != "x" else " (×)" if unit == "x" else "")
+
+    def y_unit(self):
+        return self.metrics.get(self.spec["y"], {}).get("unit", "")
+
+    def seed_points(self, panel):
+        """The seed's figures that sit on this plot: same unit as y, a row position on x."""
+        out = []
+        for f in self.exp.get("seed_figures", []):
+            at = f.get("at") or {}
+            if f.get("unit") != self.y_unit() or self.spec["x"] not in at:
+                continue
+            if self.panel_axis and self.panel_axis in at and not value_is(panel, at[self.panel_axis]):
+                continue
+            where = self.spec.get("where") or {}
+            if any(a in at and not any(value_is(at[a], w) for w in ws) for a, ws in where.items()):
+                continue
+            x = next((v for v in self.x_values if value_is(v, at[self.spec["x"]]) or text(v) == at[self.spec["x"]]),
+                     None)
+            if x is not None:
+                out.append((x, f["value"], f.get("gpu", "")))
+        return out
+
+
+def style_x(ax, d):
+    if d.categorical:
+        ax.set_xticks(range(len(d.x_values)))
+        crowded = len(d.x_values) > 4 and max(len(text(v)) for v in d.x_values) > 4
+        ax.set_xticklabels([text(v) for v in d.x_values], rotation=40 if crowded else 0,
+                           ha="right" if crowded else "center", fontsize=8)
+        return
+    a = d.axes.get(d.spec["x"], {})
+    xs = [num(v) for v in d.x_values if num(v) is not None]
+    if a.get("log_scale") and xs and min(xs) > 0:
+        ax.set_xscale("log", base=2)
+    unit = a.get("unit", "")
+    def power_of_two(v):
+        return v >= 1024 and v == int(v) and (int(v) & (int(v) - 1)) == 0
+
+    if unit == "bytes":
+        fmt = lambda v, _: size_text(v)  # noqa: E731
+    elif a.get("log_scale") and xs and all(power_of_two(v) for v in xs):
+        fmt = lambda v, _: "$2^{%d}$" % round(math.log2(v))  # noqa: E731  (doubling sweeps read as exponents)
     else:
-        x = pick_x(rs, hints.get("x"))
-        by = {}
-        for r in rs:
-            t = num(params(r), x)
-            if t is not None and t not in by:
-                by[t] = r
-        keys = sorted(by)
-        labels = ["%g" % k for k in keys]
-        vals = [num(by[k], y) for k in keys]
-        bad = [failed(by[k]) for k in keys]
-        ann = []
-        for k in keys:
-            ex = by[k].get("extra") if isinstance(by[k].get("extra"), dict) else {}
-            regs = num(ex, "registers")
-            spill = num(ex, "spill_bytes") if num(ex, "spill_bytes") is not None else num(ex, "local_bytes")
-            a = []
-            if regs is not None:
-                a.append("%d regs" % regs)
-            if spill:
-                a.append("local %d B" % spill)
-            ann.append("\n".join(a))
-    fig, axes = plt.subplots(1, 2 if seed else 1, figsize=(11 if seed else 7, 4.6))
-    axes = list(axes) if seed else [axes]
-    ylab = "effective bandwidth (GB/s)" if y == "gbps" else "median time (ms)"
+        fmt = lambda v, _: text(v) if v == int(v) else "%g" % v  # noqa: E731
+    # Ticks at the data, thinned to about ten, so the reader sees the values that ran; a dense
+    # integer sweep keeps the multiples of a round step (0, 8, 16, ... for strides).
+    step = max(1, math.ceil(len(xs) / 10))
+    ticks = xs[::step]
+    if not a.get("log_scale") and len(xs) > 12 and all(v == int(v) for v in xs):
+        nice = next((k for k in (2, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100) if (max(xs) - min(xs)) / k <= 10), None)
+        if nice:
+            ticks = [v for v in xs if int(v) % nice == 0] or ticks
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(fmt))
+    if unit == "bytes" or (len(xs) > 8 and fmt(xs[-1], None).isdigit() and len(fmt(xs[-1], None)) > 3):
+        for t in ax.get_xticklabels():
+            t.set_rotation(30)
+            t.set_ha("right")
+
+
+def xpos(d, x):
+    return d.x_values.index(x) if d.categorical else x
+
+
+def draw_refs(ax, d, seed_drawn):
+    for ref in d.spec.get("refs") or []:
+        kind, label = ref.get("kind"), ref.get("label", "")
+        y = None
+        if kind == "ceiling" and d.y_unit() == "GB/s":
+            y = num(d.ceilings.get("d2d_copy_gbps"))
+        elif kind == "fp32_peak" and d.y_unit() == "TFLOP/s":
+            y = num(d.ceilings.get("fp32_peak_tflops"))
+        elif kind == "value":
+            y = num(ref.get("value"))
+        if y is not None:
+            ax.axhline(y, color="black", linestyle=":", linewidth=1.2,
+                       label="%s (%s)" % (label, ("%.4g" % y) + (" " + d.y_unit() if d.y_unit() not in ("", "x") else "")))
+
+
+def draw_line_panel(ax, d, panel, colours):
+    models = []
+    for i, key in enumerate(d.series_keys):
+        pts = d.points(panel, key)
+        if not pts:
+            continue
+        c = colours[i % len(colours)]
+        ax.plot([xpos(d, x) for x, _ in pts], [y for _, y in pts], marker="o", markersize=3.5, linewidth=1.5,
+                color=c, label=d.series_label(key))
+        if d.spec.get("model"):
+            mp = d.points(panel, key, d.spec["model"])
+            if mp:
+                models.append((mp, c, d.series_label(key)))
+    # A model that predicts the same for every series (a link rate) is drawn once, in grey.
+    distinct = {json.dumps(m[0]) for m in models}
+    for n, (mp, c, label) in enumerate(models):
+        if len(distinct) == 1 and n > 0:
+            break
+        one = len(distinct) == 1
+        ax.plot([xpos(d, x) for x, _ in mp], [y for _, y in mp], linestyle="--", linewidth=1,
+                color="0.35" if one and len(models) > 1 else c, label="model" if one else "model: " + label)
+    if any(r.get("kind") == "seed" for r in d.spec.get("refs") or []):
+        sp = d.seed_points(panel)
+        if sp:
+            ax.plot([xpos(d, x) for x, _, _ in sp], [v for _, v, _ in sp], linestyle="none", marker="*",
+                    markersize=11, color=SEED_COLOUR, label="seed: " + sp[0][2])
+    draw_refs(ax, d, False)
+
+
+def draw_bar_panel(ax, d, panel, colours):
+    seed = d.seed_points(panel) if any(r.get("kind") == "seed" for r in d.spec.get("refs") or []) else []
+    groups = [k for k in d.series_keys if d.points(panel, k)]
+    n = len(groups) + (1 if seed else 0)
+    width = 0.8 / max(n, 1)
+    for i, key in enumerate(groups):
+        pts = d.points(panel, key)
+        off = (i - (n - 1) / 2) * width
+        ax.bar([d.x_values.index(x) + off for x, _ in pts], [y for _, y in pts], width=width,
+               color=colours[i % len(colours)], label=d.series_label(key))
     if seed:
-        a0 = axes[0]
-        a0.bar([s["label"] for s in seed], [s["value"] for s in seed], color="#999999")
-        a0.set_title("seed's figure (%s)" % (hints.get("seed_device") or "seed"), fontsize=10)
-        a0.set_ylabel(("effective bandwidth (GB/s)" if unit == "GB/s" else "time (ms)"))
-        a0.set_xlabel("tile size" if hints.get("x") != "variant" else "kernel")
-        for i, s in enumerate(seed):
-            a0.annotate("%.4g" % s["value"], (i, s["value"]), ha="center", va="bottom", fontsize=8)
-        a0.tick_params(axis="x", labelrotation=20 if hints.get("x") == "variant" else 0)
-    a1 = axes[-1]
-    colors = ["#d62728" if b else "#1f77b4" for b in bad]
-    a1.bar(labels, [v or 0 for v in vals], color=colors)
-    for i, (v, a) in enumerate(zip(vals, ann)):
-        if v is not None:
-            a1.annotate(short(v) + ("\n" + a if a else ""), (i, v), ha="center", va="bottom", fontsize=7)
-    a1.set_ylabel(ylab)
-    a1.set_xlabel("tile size" if hints.get("x") != "variant" else "kernel")
-    a1.tick_params(axis="x", labelrotation=20 if hints.get("x") == "variant" else 0)
-    a1.margins(y=0.2)
-    # A spill cliff or a tile-1 outlier spans decades: on a linear axis the other bars vanish.
-    panels = ([(axes[0], [s["value"] for s in seed])] if seed else []) + [(a1, [v for v in vals if v])]
-    if any(v and min(v) > 0 and max(v) / min(v) >= 50 for _, v in panels):
-        for a, v in panels:
-            if v and min(v) > 0:
-                a.set_yscale("log")
-                plain_log_labels(a.yaxis)
-                a.set_ylim(min(v) / 2.5, max(v) * 8)
-                a.set_ylabel(a.get_ylabel() + ", log scale")
-    size = ""
-    if rs:
-        p = {k: v for k, v in params(rs[0]).items() if k in ("m", "n", "k", "shape")}
-        if all(k in p for k in ("m", "n", "k")):
-            p.pop("shape", None)
-            if p["m"] == p["n"] == p["k"]:
-                p = {"M=N=K": p["m"]}
-        size = " ".join(param_text(k, v) for k, v in sorted(p.items(), key=lambda kv: "mnk".find(kv[0][0].lower())))
-    a1.set_title("this GPU%s%s" % (" (red: failed)" if any(bad) else "", (", " + size) if size else ""),
-                 fontsize=10)
-    sub = gpu_name(rec) + ("  [SYNTHETIC TEST DATA]" if rec.get("synthetic_fixture") else "")
-    fig.suptitle(title + "\n" + sub, fontsize=11)
-    fig.tight_layout()
-    return fig
+        off = (n - 1 - (n - 1) / 2) * width
+        ax.bar([d.x_values.index(x) + off for x, _, _ in seed], [v for _, v, _ in seed], width=width,
+               color=SEED_COLOUR, hatch="//", edgecolor="white", label="seed: " + seed[0][2])
+    d.categorical = True
+    draw_refs(ax, d, bool(seed))
 
 
-# ---------------------------------------------------------------- GEMM ladder
-
-def draw_ladder(rec, rows, hints, title):
-    rs = [r for r in rows_of(rows, hints["experiment"]) if num(r, "ratio_to_peer") is not None]
-    if not rs:
-        raise ValueError("no gemm.ladder row has a ratio to cuBLAS")
-    variants = []
-    for r in rs:
-        if r.get("variant") not in variants:
-            variants.append(r.get("variant"))
-    shapes = {}
-    for r in rs:
-        p = params(r)
-        if "shape" in p:
-            key = str(p["shape"])
-            key = key if "x" in key else "%s³" % key
-        else:
-            key = "%s×%s×%s" % (p.get("m", "?"), p.get("n", "?"), p.get("k", "?"))
-        shapes.setdefault(key, {})[r.get("variant")] = r
-    fig, ax = plt.subplots(figsize=(10, 5.2))
-    cmap = plt.get_cmap("tab10")
-    for i, (shape, byv) in enumerate(shapes.items()):
-        xs = [j for j, v in enumerate(variants) if v in byv]
-        ys = [100.0 * num(byv[variants[j]], "ratio_to_peer") for j in xs]
-        # A rung this shape skipped is a gap, not a straight line across it.
-        full = [100.0 * num(byv[v], "ratio_to_peer") if v in byv else float("nan") for v in variants]
-        ax.plot(range(len(variants)), full, marker="o", ms=4, color=cmap(i % 10), label=shape)
-        bad = [(j, yy) for j, yy in zip(xs, ys) if failed(byv[variants[j]])]
-        if bad:
-            ax.scatter([b[0] for b in bad], [b[1] for b in bad], marker="x", s=90, color="red", zorder=5,
-                       label="failed verification")
-    ax.axhline(100, color="gray", ls=":", lw=1.2, label="cuBLAS SGEMM (same run)")
-    ax.set_xticks(range(len(variants)))
-    ax.set_xticklabels(variants, rotation=30, ha="right")
-    ax.set_xlabel("kernel (the ladder, in order)")
-    ax.set_ylabel("% of cuBLAS SGEMM throughput")
-    top = max([100.0] + [100.0 * num(r, "ratio_to_peer") for r in rs])
-    ax.set_ylim(0, top * 1.08)
-    ax.grid(True, alpha=0.3)
-    h, lab = ax.get_legend_handles_labels()
-    uniq = dict(zip(lab, h))
-    ax.legend(uniq.values(), uniq.keys(), fontsize=8, title="shape (M×N×K)", loc="upper left")
-    return finish(fig, ax, title, rec)
-
-
-# ---------------------------------------------------------------- timeline
-
-def draw_timeline(rec, rows, hints, title):
-    cands = [r for r in rows if isinstance(r.get("extra"), dict) and isinstance(r["extra"].get("timeline"), list)
-             and r["extra"]["timeline"]]
-    pref = [r for r in cands if r.get("experiment") == hints.get("experiment")]
-    r = (pref or cands)[0]
-    events = []
-    for e in r["extra"]["timeline"]:
-        if not isinstance(e, dict):
-            continue
-        s, t = num(e, "start_ms"), num(e, "end_ms")
-        if s is None or t is None or t < s:
-            continue
-        lane = e.get("stream", e.get("lane", e.get("engine", "?")))
-        op = str(e.get("op", e.get("kind", e.get("name", "?"))))
-        events.append((str(lane), op, s, t))
+def build_timeline(record, exp, spec):
+    """The list spec["y"] (extra.timeline) of the first row passing `where`: one lane per stream."""
+    rows = [r for r in record.get("rows", []) if r.get("experiment") == exp["id"]]
+    key = spec["y"].split(".", 1)[-1]
+    row = next((r for r in rows if usable(r) and matches(r, spec.get("where") or {}, rows)
+                and isinstance((r.get("extra") or {}).get(key), list)), None)
+    if row is None:
+        raise ValueError("%s: no row with %s" % (spec["file"], spec["y"]))
+    events = [(str(e.get("stream", "?")), str(e.get("op", "?")), num(e.get("start_ms")), num(e.get("end_ms")))
+              for e in row["extra"][key] if isinstance(e, dict)]
+    events = [e for e in events if e[2] is not None and e[3] is not None and e[3] >= e[2]]
     if not events:
-        raise ValueError("the timeline holds no event with start_ms and end_ms")
+        raise ValueError("%s: the timeline holds no event with start_ms and end_ms" % spec["file"])
     t0 = min(e[2] for e in events)
-    events = [(ln, op, s - t0, t - t0) for ln, op, s, t in events]
-    lanes = []
-    for ln, _, _, _ in sorted(events, key=lambda e: (e[0].isdigit() and int(e[0]) or 0, e[0])):
-        if ln not in lanes:
-            lanes.append(ln)
-    ops = []
-    for _, op, _, _ in events:
-        if op not in ops:
-            ops.append(op)
-    colors = {op: plt.get_cmap("Set2")(i % 8) for i, op in enumerate(ops)}
-    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * len(lanes)))
-    for ln, op, s, t in events:
-        y = lanes.index(ln)
-        ax.broken_barh([(s, t - s)], (y - 0.38, 0.76), facecolors=colors[op], edgecolor="black", lw=0.4)
+    lanes = ordered([e[0] for e in events], sorted({e[0] for e in events}, key=lambda v: (not v.isdigit(), v.zfill(8))))
+    ops = ordered([e[1] for e in events], [])
+    colours = {op: plt.get_cmap("Set2")(i % 8) for i, op in enumerate(ops)}
+    fig, ax = plt.subplots(figsize=(10, 1.6 + 0.45 * len(lanes)), layout="constrained")
+    for lane, op, a, b in events:
+        ax.broken_barh([(a - t0, b - a)], (lanes.index(lane) - 0.38, 0.76), facecolors=colours[op],
+                       edgecolor="black", linewidth=0.4, label=op)
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels(["stream " + ln for ln in lanes])
+    ax.set_ylabel("CUDA stream")
     ax.invert_yaxis()
     ax.set_xlabel("time since the first event (ms)")
     from matplotlib.patches import Patch
-    ax.legend([Patch(color=colors[o]) for o in ops], ops, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend([Patch(color=colours[o]) for o in ops], ops, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
-    what = "%s %s %s" % (r.get("experiment", ""), r.get("variant", ""),
-                         " ".join(param_text(k, v) for k, v in sorted(params(r).items())))
-    return finish(fig, ax, title, rec, what.strip())
+    params = ", ".join("%s=%s" % (k, text(v)) for k, v in sorted((row.get("params") or {}).items()))
+    fig.suptitle("%s\n%s (%s)" % (spec.get("title", ""), row.get("variant", ""), params), fontsize=10)
+    return fig
 
 
-# ---------------------------------------------------------------- roofline
-
-def draw_roofline(rec, rows, hints, title):
+def build_roofline(record, exp, spec):
+    """Every timed row with flops and bytes of an experiment that declares tflops (host-device
+    experiments do not: their bytes cross PCIe, not DRAM), under this run's two ceilings."""
+    declares = {e["id"] for e in record.get("experiments", [])
+                if any(m.get("name") == "tflops" for m in e.get("metrics", []))}
     pts = []
-    skip = tuple(hints.get("exclude_prefixes") or ())
-    for r in rows:
-        if skip and str(r.get("experiment", "")).startswith(skip):
-            continue
-        f, b, ms = num(r, "flops"), num(r, "bytes"), num(r, "median_ms")
-        if timed(r) and f and b and f > 0 and b > 0 and ms > 0:
-            pts.append((r.get("experiment", "?"), f / b, f / (ms * 1e-3) / 1e12, failed(r)))
+    for r in record.get("rows", []):
+        f, b, ms = num(r.get("flops")), num(r.get("bytes")), num(r.get("median_ms"))
+        if r.get("experiment") in declares and usable(r) and f and b and ms and ms > 0:
+            pts.append((r["experiment"], f / b, f / (ms * 1e-3) / 1e12))
     if not pts:
-        raise ValueError("no row has flops, bytes and a time")
-    ce = rec.get("ceilings") if isinstance(rec.get("ceilings"), dict) else {}
-    dev = rec.get("device") if isinstance(rec.get("device"), dict) else {}
-    bw, bw_label = num(ce, "d2d_copy_gbps"), "measured cudaMemcpy D2D"
-    if bw is None:
-        bw, bw_label = num(dev, "dram_peak_gbps"), "DRAM peak (datasheet)"
-    peak = num(ce, "fp32_peak_tflops")
-    fig, ax = plt.subplots(figsize=(11, 5.5))
-    exps = sorted({p[0] for p in pts})
-    cmap = plt.get_cmap("tab20" if len(exps) > 10 else "tab10")
-    markers = "os^vD<>pPhX*"
+        raise ValueError("%s: no row has flops, bytes and a time" % spec["file"])
+    ce = record.get("ceilings") or {}
+    bw, peak = num(ce.get("d2d_copy_gbps")), num(ce.get("fp32_peak_tflops"))
+    fig, ax = plt.subplots(figsize=(10, 5.2), layout="constrained")
+    exps = ordered([p[0] for p in pts], [])
+    cmap = plt.get_cmap("tab10")
     for i, e in enumerate(exps):
         mine = [p for p in pts if p[0] == e]
-        ax.scatter([p[1] for p in mine], [p[2] for p in mine], s=22, color=cmap(i % cmap.N),
-                   marker=markers[i % len(markers)], label=e, alpha=0.85)
-    bad = [p for p in pts if p[3]]
-    if bad:
-        ax.scatter([p[1] for p in bad], [p[2] for p in bad], s=90, marker="x", color="red", label="failed verification")
-    xmin = min(p[1] for p in pts) / 2
-    xmax = max(p[1] for p in pts) * 2
-    if bw and peak:
-        xmax = max(xmax, 4 * peak * 1e3 / bw)
-    xs = [xmin * (xmax / xmin) ** (i / 200.0) for i in range(201)]
+        ax.scatter([p[1] for p in mine], [p[2] for p in mine], s=22, color=cmap(i % 10), marker="os^vD<>pPhX"[i % 11],
+                   label=e, alpha=0.85)
+    xmin, xmax = min(p[1] for p in pts) / 2, max(p[1] for p in pts) * 2
+    if bw and peak:  # the ridge and both roofs in view
+        xmin, xmax = min(xmin, peak * 1e3 / bw / 4), max(xmax, 4 * peak * 1e3 / bw)
     if bw:
-        roof = [bw * x / 1e3 for x in xs]
-        if peak:
-            roof = [min(peak, v) for v in roof]
-        ax.plot(xs, roof, color="black", lw=1.5,
-                label="roof: %s %.0f GB/s%s" % (bw_label, bw, (", FP32 peak %.1f TFLOP/s" % peak) if peak else ""))
-        if peak:
-            ridge = peak * 1e3 / bw
-            ax.axvline(ridge, color="gray", ls=":", lw=1)
-            ax.annotate("ridge %.1f FLOP/B" % ridge, (ridge, peak), textcoords="offset points", xytext=(4, -14),
-                        fontsize=8, color="gray")
+        xs = [xmin * (xmax / xmin) ** (i / 200.0) for i in range(201)]
+        roof = [min(peak, bw * x / 1e3) if peak else bw * x / 1e3 for x in xs]
+        ax.plot(xs, roof, color="black", linewidth=1.5,
+                label="roof: cudaMemcpy D2D %.0f GB/s%s" % (bw, ", FP32 peak %.1f TFLOP/s" % peak if peak else ""))
     elif peak:
-        ax.axhline(peak, color="black", lw=1.5, label="FP32 peak %.1f TFLOP/s" % peak)
+        ax.axhline(peak, color="black", linestyle=":", label="FP32 peak (%.1f TFLOP/s)" % peak)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP/byte of declared DRAM traffic)")
-    ax.set_ylabel("achieved TFLOP/s (FP32)")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte of declared traffic)")
+    ax.set_ylabel("achieved FP32 rate (TFLOP/s)")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return finish(fig, ax, title, rec)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(spec.get("title", ""), fontsize=11)
+    return fig
 
 
-DRAW = {"sweep": draw_sweep, "seed_bars": draw_seed_bars, "ladder": draw_ladder, "timeline": draw_timeline,
-        "roofline": draw_roofline}
+def build_figure(record, exp, spec):
+    """The Figure for one declared plot, not saved. Raises ValueError when it has no rows."""
+    if spec.get("kind") == "timeline":
+        return build_timeline(record, exp, spec)
+    if spec.get("kind") == "roofline":
+        return build_roofline(record, exp, spec)
+    d = plot_data(record, exp, spec)
+    if not d.rows:
+        raise ValueError("%s: no timed rows to draw" % spec["file"])
+    n = len(d.panel_values)
+    bars = spec.get("kind") == "bars"
+    per = max(4.2, 0.42 * len(d.x_values) * max(1, len(d.series_keys)) ** 0.5) if bars else 5.0
+    fig, axd = plt.subplot_mosaic([[str(i) for i in range(n)]], figsize=(min(18, per * n + 2.6), 4.4),
+                                  layout="constrained", sharey=True)
+    count = len(d.series_keys) + 1
+    colours = plt.get_cmap("tab10" if count <= 10 else "tab20").colors
+    for i, panel in enumerate(d.panel_values):
+        ax = axd[str(i)]
+        (draw_bar_panel if bars else draw_line_panel)(ax, d, panel, colours)
+        style_x(ax, d)
+        if spec.get("log_y"):
+            ax.set_yscale("log")
+        ax.set_xlabel(d.x_label())
+        if i == 0:
+            ax.set_ylabel(d.y_label())
+        if d.panel_axis:
+            ax.set_title("%s = %s" % (d.panel_axis, text(panel)), fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+    # One legend beside the panels: every panel draws the same series.
+    last = axd[str(n - 1)]
+    handles, labels = [], []
+    for i in range(n):
+        for h, lab in zip(*axd[str(i)].get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if labels:
+        last.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
+    fig.suptitle(spec.get("title", spec["file"]), fontsize=11)
+    return fig
+
+
+# ---------------------------------------------------------------- main
+
+def declared_plots(record):
+    """(experiment, plot) for every declared plot of an experiment with rows to draw."""
+    if record.get("format_version", 1) < 2:
+        return []
+    out = []
+    for exp in record.get("experiments", []):
+        rows = [r for r in record.get("rows", []) if r.get("experiment") == exp.get("id") and usable(r)]
+        if rows:
+            out.extend((exp, p) for p in exp.get("plots", []))
+    return out
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: plots.py PLAN.json", file=sys.stderr)
+    if len(argv) != 3:
+        print("usage: plots.py RUN.json OUT_DIR", file=sys.stderr)
         return 2
     with open(argv[1]) as f:
-        plan = json.load(f)
-    with open(plan["record"]) as f:
-        rec = json.load(f)
-    if not isinstance(rec, dict):
-        print("the record is not a JSON object", file=sys.stderr)
-        return 2
-    rows = [r for r in (rec.get("rows") or []) if isinstance(r, dict)]
-    failures = 0
-    for p in plan.get("plots", []):
-        path = plan["out_dir"].rstrip("/") + "/" + p["file"]
+        record = json.load(f)
+    failed = 0
+    for exp, spec in declared_plots(record):
         try:
-            draw = DRAW[p["kind"]]
-            fig = draw(rec, rows, p.get("hints") or {}, p.get("title", p["file"]))
-            fig.savefig(path, dpi=110)
+            fig = build_figure(record, exp, spec)
+            fig.savefig("%s/%s" % (argv[2], spec["file"]), dpi=110)
             plt.close(fig)
-            print("wrote", path)
-        except Exception as e:  # one bad plot must not cost the others
-            failures += 1
+            print("drew %s" % spec["file"])
+        except Exception:  # one broken plot must not cost the others
+            failed += 1
+            print("plot %s failed:" % spec.get("file"), file=sys.stderr)
+            traceback.print_exc()
             plt.close("all")
-            print("%s: not drawn: %s: %s" % (p.get("file"), type(e).__name__, e), file=sys.stderr)
-            traceback.print_exc(limit=3, file=sys.stderr)
-    return 1 if failures else 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks (and, where it may, installs) what memlab builds with on Debian/Ubuntu:
 # the CUDA toolkit (not installed here: it must be present), CMake >= 3.25, Ninja,
-# a C++17 compiler, CLI11, nlohmann-json and GoogleTest; with --plots, matplotlib; and
+# a C++17 compiler, CLI11, nlohmann-json, GoogleTest and python3-jsonschema (the record's schema
+# test); with --plots, matplotlib; and
 # nvml.h (pip package nvidia-nvml-dev-cu12) when neither the toolkit nor the system has it.
 # Sourced by run.sh and test.sh; exits non-zero with the exact command when it cannot install.
 set -euo pipefail
@@ -24,7 +25,9 @@ if ! command -v nvcc >/dev/null 2>&1; then
 fi
 export CUDACXX="${CUDACXX:-$(command -v nvcc)}"
 
-pkgs=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev)
+# python3-jsonschema: the record.schema test validates every committed record against
+# docs/record.schema.json with it.
+pkgs=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev python3-jsonschema)
 [ "$want_plots" = 1 ] && pkgs+=(python3-matplotlib)
 
 if command -v dpkg-query >/dev/null 2>&1; then

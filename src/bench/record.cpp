@@ -105,34 +105,6 @@ std::string params_text(nlohmann::json const& p) {
   return out;
 }
 
-std::string predicted_text(nlohmann::json const& p) {
-  if (p.is_null()) return "";
-  if (!p.is_object()) return p.dump();
-  std::string out;
-  for (auto it = p.begin(); it != p.end(); ++it) {
-    std::string v;
-    if (it->is_number_float()) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g", it->get<double>());
-      v = buf;
-    } else {
-      v = it->is_string() ? it->get<std::string>() : it->dump();
-    }
-    out += (out.empty() ? "" : ", ") + it.key() + " " + v;
-  }
-  return out;
-}
-
-std::string status_text(row const& r) {
-  if (r.error) return "**ERROR**";
-  if (r.skipped) return "skipped";
-  switch (r.check.status) {
-    case verdict::passed: return "passed";
-    case verdict::failed: return "**FAILED**";
-    default: return "not verified";
-  }
-}
-
 std::string csv_escape(std::string const& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -140,52 +112,70 @@ std::string csv_escape(std::string const& s) {
   return out + "\"";
 }
 
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
+}  // namespace
+
+namespace {
+
+nlohmann::json filter_json(row_filter const& f) {
+  auto j = nlohmann::json::object();
+  for (auto const& [axis, values] : f) j[axis] = values;
+  return j;
+}
+
+nlohmann::json value_json(param_value const& v) {
+  if (auto const* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (auto const* d = std::get_if<double>(&v)) return *d;
+  return std::get<std::string>(v);
 }
 
 }  // namespace
 
-std::string to_markdown(run_record const& rec) {
-  std::ostringstream os;
-  auto const& dev = rec.meta.value("device", nlohmann::json::object());
-  os << "# memlab run on " << dev.value("name", std::string("unknown GPU")) << "\n\n";
-  auto const ceil = rec.meta.value("ceilings", nlohmann::json::object());
-  if (ceil.contains("d2d_copy_gbps") && ceil["d2d_copy_gbps"].is_number())
-    os << "Measured ceiling: cudaMemcpy device-to-device " << fmt(ceil["d2d_copy_gbps"].get<double>(), "%.1f")
-       << " GB/s (bytes read + written)";
-  if (ceil.contains("fp32_peak_tflops") && ceil["fp32_peak_tflops"].is_number())
-    os << "; FP32 FMA peak " << fmt(ceil["fp32_peak_tflops"].get<double>(), "%.1f") << " TFLOP/s";
-  os << "\n\n";
-  std::string current;
-  std::vector<std::string> failures;
-  for (auto const& r : rec.rows) {
-    if (r.experiment != current) {
-      current = r.experiment;
-      os << "\n## " << current << "\n\n"
-         << "| variant | params | median ms | noise | GB/s | TFLOP/s | peer | vs peer | predicted | verified |\n"
-         << "|---|---|---:|---:|---:|---:|---|---:|---|---|\n";
-    }
-    std::string status = status_text(r);
-    if (r.skipped) status += ": " + *r.skipped;
-    if (r.error) status += ": " + *r.error;
-    if (r.check.status == verdict::failed) status += " (" + r.check.detail + ")";
-    if (r.throttled.value_or(false)) status += " ⚠ throttled";
-    os << "| " << md_escape(r.variant) << " | " << md_escape(params_text(r.params)) << " | "
-       << fmt(r.median_ms, "%.4f") << " | " << fmt(r.noise ? std::optional<double>(*r.noise * 100) : std::nullopt, "%.1f%%")
-       << " | " << fmt(r.gbps, "%.1f") << " | " << fmt(r.tflops, "%.2f") << " | " << md_escape(r.peer.value_or(""))
-       << " | " << fmt(r.ratio_to_peer ? std::optional<double>(*r.ratio_to_peer * 100) : std::nullopt, "%.1f%%")
-       << " | " << md_escape(predicted_text(r.predicted)) << " | " << md_escape(status) << " |\n";
-    if (r.error || r.check.status == verdict::failed)
-      failures.push_back(r.experiment + " " + r.variant + " " + params_text(r.params));
+nlohmann::json declaration_json(experiment const& e) {
+  using nlohmann::json;
+  json axes = json::array();
+  for (auto const& a : e.axes) {
+    json values = json::array();
+    for (auto const& v : a.values) values.push_back(value_json(v));
+    axes.push_back({{"name", a.name},
+                    {"kind", a.kind == axis_kind::integer ? "integer" : a.kind == axis_kind::floating ? "float" : "string"},
+                    {"unit", a.unit},
+                    {"description", a.description},
+                    {"log_scale", a.log_scale},
+                    {"values", values}});
   }
-  if (!failures.empty()) {
-    os << "\n## Failures\n\n";
-    for (auto const& f : failures) os << "- **" << md_escape(f) << "**\n";
+  json metrics = json::array();
+  for (auto const& m : e.metrics) metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"description", m.description}});
+  auto const& h = e.headline;
+  json headline = {{"question", h.question},     {"where", filter_json(h.where)}, {"best_by", h.best_by},
+                   {"higher_is_better", h.higher_is_better}, {"compare", h.compare},
+                   {"baseline", filter_json(h.baseline)}};
+  json seeds = json::array();
+  for (auto const& f : e.seed_figures) {
+    json at = json::object();
+    for (auto const& [k, v] : f.at) at[k] = v;
+    seeds.push_back({{"label", f.label}, {"value", f.value}, {"unit", f.unit}, {"gpu", f.gpu}, {"section", f.section},
+                     {"at", at}});
   }
-  return os.str();
+  json plots = json::array();
+  for (auto const& p : e.plots) {
+    json refs = json::array();
+    for (auto const& r : p.refs) refs.push_back({{"kind", r.kind}, {"label", r.label}, {"value", r.value}});
+    plots.push_back({{"file", p.file}, {"title", p.title}, {"kind", p.kind}, {"x", p.x}, {"y", p.y},
+                     {"log_y", p.log_y}, {"series", p.series}, {"panels", p.panels}, {"where", filter_json(p.where)},
+                     {"refs", refs}, {"model", p.model}});
+  }
+  return {{"id", e.id},
+          {"description", e.description},
+          {"seed_ref", e.seed_ref},
+          {"axes", axes},
+          {"metrics", metrics},
+          {"headline", headline},
+          {"seed_figures", seeds},
+          {"prose", {{"shows", e.prose.shows}, {"look_for", e.prose.look_for}, {"seed", e.prose.seed}}},
+          {"plots", plots},
+          {"ceiling", e.ceiling == ceiling_relation::none    ? "none"
+                      : e.ceiling == ceiling_relation::ratio ? "ratio"
+                                                             : "peer"}};
 }
 
 std::string to_csv(run_record const& rec) {

@@ -5,14 +5,20 @@
 #include <string>
 #include <vector>
 
+#include "bench/experiment.hpp"
 #include "bench/state.hpp"
 #include "memlab/device.hpp"
 
 namespace memlab::bench {
 
-inline constexpr int record_format_version = 1;
+/// 2: experiments carry their declarations (axes with units, metrics, headline, seed
+/// figures, prose, plots). 1: rows only; still read by report and compare.
+inline constexpr int record_format_version = 2;
 
 nlohmann::json to_json(device_info const& d);
+/// An experiment's entry in the record's `experiments` (without `points` and `status`):
+/// id, description, seed_ref and its declaration (docs/RECORD.md "Declarations").
+nlohmann::json declaration_json(experiment const& e);
 
 class run_record {
  public:
@@ -36,8 +42,7 @@ class run_record {
   std::string path_;
 };
 
-/// Views of a record. Markdown: one table per experiment; failed rows are marked.
-std::string to_markdown(run_record const& rec);
+/// The CSV view of a record (the Markdown views are the report's: report::run_markdown).
 std::string to_csv(run_record const& rec);
 
 }  // namespace memlab::bench

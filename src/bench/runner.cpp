@@ -451,11 +451,13 @@ class record_sink final : public run_sink {
   void end_experiment(std::string const& id, std::string const& status, std::optional<double> ceiling_gbps,
                       std::optional<double> fp32_peak_tflops) override {
     experiment const* e = registry::instance().find(id);
-    rec_.meta["experiments"].push_back({{"id", id},
-                                        {"description", e ? e->description : ""},
-                                        {"seed_ref", e ? e->seed_ref : ""},
-                                        {"points", points_},
-                                        {"status", status}});
+    // The declaration travels with the rows, so the record alone makes the report.
+    experiment unknown;
+    unknown.id = id;
+    nlohmann::json entry = declaration_json(e ? *e : unknown);
+    entry["points"] = points_;
+    entry["status"] = status;
+    rec_.meta["experiments"].push_back(std::move(entry));
     if (status == "error") ++sum_.lost_experiments;
     auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
     rec_.meta["ceilings"] = {{"d2d_copy_gbps", opt(ceiling_gbps)}, {"fp32_peak_tflops", opt(fp32_peak_tflops)}};
@@ -479,7 +481,7 @@ run_summary run(run_options const& opt, run_record& record) {
   std::vector<experiment const*> selected = reg.select(opt.selection);
   // Every bandwidth row is compared with the ceiling measured in the same run.
   bool needs_ceiling = false;
-  for (auto const* e : selected) needs_ceiling = needs_ceiling || e->needs_ceiling;
+  for (auto const* e : selected) needs_ceiling = needs_ceiling || e->ceiling != ceiling_relation::none;
   if (needs_ceiling) {
     std::vector<experiment const*> ceilings;
     for (auto const& e : reg.all())

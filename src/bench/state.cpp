@@ -123,6 +123,13 @@ void state::exec_peer(std::string const& name, launcher const& launch) {
 
 sample_summary state::measure(launcher const& launch) { return ctx_->measure(launch).summary; }
 
+sample_summary state::measure_once(std::string const& name, launcher const& launch) {
+  std::string key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
+  auto it = ctx_->peer_cache.find(key);
+  if (it == ctx_->peer_cache.end()) it = ctx_->peer_cache.emplace(key, ctx_->measure(launch)).first;
+  return it->second.summary;
+}
+
 void state::set_samples(std::vector<double> const& ms, std::string const& method) {
   measurement m;
   m.summary = summarize(ms);
@@ -138,7 +145,6 @@ void state::set_peer(std::string const& name, double peer_median_ms) {
   row_.peer_median_ms = peer_median_ms;
 }
 
-void state::compare_to_ceiling() { row_.extra["__ceiling_peer"] = true; }
 void state::set_ceiling_gbps(double gbps) { ctx_->ceiling_gbps = gbps; }
 void state::set_fp32_peak_tflops(double tflops) { ctx_->fp32_peak_tflops = tflops; }
 std::optional<double> state::ceiling_gbps() const { return ctx_->ceiling_gbps; }
@@ -153,8 +159,8 @@ void state::require_arch(void const* kernel, int arch, std::string const& instru
 
 row state::finish() {
   row r = row_;
-  bool const ceiling_peer = r.extra.value("__ceiling_peer", false);
-  r.extra.erase("__ceiling_peer");
+  // The experiment declares whether the copy ceiling is its rows' peer (experiment::ceiling).
+  bool const ceiling_peer = exp_ && exp_->ceiling == ceiling_relation::peer;
   if (r.median_ms && *r.median_ms > 0) {
     double const seconds = *r.median_ms * 1e-3;
     if (r.bytes > 0) r.gbps = r.bytes / seconds / 1e9;

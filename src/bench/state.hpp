@@ -9,8 +9,9 @@
 //     s.set_verification(compare_exact(out.download(), reference));
 //     s.add_reads<float>(n); s.add_writes<float>(n);
 //     s.exec([&](cudaStream_t st) { kernel<<<g, b, 0, st>>>(...); });
-//     s.compare_to_ceiling();
 //   }
+//   // Bandwidth rows: e.ceiling = ceiling_relation::peer in the registration block makes the
+//   // run's cudaMemcpy D2D the peer of every row without one of its own.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -115,6 +116,10 @@ class state {
   void exec_peer(std::string const& name, launcher const& launch);
   /// The standard policy on any launch without recording it as this row's timing.
   sample_summary measure(launcher const& launch);
+  /// `measure`, once per point (the variant axis aside) under `name` and shared by every
+  /// variant's row, like exec_peer's peer: a reference measured in the point itself, so a
+  /// row does not depend on which other points ran.
+  sample_summary measure_once(std::string const& name, launcher const& launch);
   /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per
   /// sample in the order taken; `method` says how ("events" or "host").
   void set_samples(std::vector<double> const& ms, std::string const& method = "events");
@@ -125,8 +130,6 @@ class state {
   void set_verification(verification v) { row_.check = std::move(v); }
   void set_predicted(nlohmann::json p) { row_.predicted = std::move(p); }
   void set_extra(std::string const& key, nlohmann::json value) { row_.extra[key] = std::move(value); }
-  /// peer = "cudaMemcpy D2D", ratio_to_peer = gbps / the run's measured copy bandwidth.
-  void compare_to_ceiling();
   /// Only for the ceilings experiment: publishes the measured D2D copy bandwidth.
   void set_ceiling_gbps(double gbps);
   /// Publishes the measured FP32 FMA peak (TFLOP/s) for roofline and % of peak.

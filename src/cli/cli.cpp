@@ -126,6 +126,10 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   auto* list_cmd = app.add_subcommand("list", "Every experiment id, one a line, with a description");
   bool list_verbose = false;
   list_cmd->add_flag("-v,--verbose", list_verbose, "Also show axes, seed section and default-suite membership");
+  bool list_json = false;
+  list_cmd->add_flag("--json", list_json,
+                     "Every experiment's declaration (axes, metrics, headline, seed figures, prose, plots) as the "
+                     "record carries it");
 
   // memlab run
   auto* run_cmd = app.add_subcommand("run", "Run experiments (no argument: the default suite) on one GPU");
@@ -240,6 +244,13 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
 
     if (*list_cmd) {
       auto const& all = bench::registry::instance().all();
+      if (list_json) {
+        auto decls = nlohmann::json::array();
+        for (auto const& e : all)
+          if (e.listed) decls.push_back(bench::declaration_json(e));
+        out << decls.dump(1) << "\n";
+        return exit_ok;
+      }
       std::size_t width = 0;
       for (auto const& e : all) width = std::max(width, e.id.size());
       for (auto const& e : all) {
@@ -298,7 +309,7 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
         record.meta["aborted"] = fatal;
         record.flush();
       }
-      std::string const md = bench::to_markdown(record);
+      std::string const md = report::run_markdown(record.to_json());
       write_view((std::filesystem::path(ro.output_dir) / "run.md").string(), md, out);
       if (!json_path.empty()) write_view(json_path, record.to_json().dump(1) + "\n", out);
       if (!csv_path.empty()) write_view(csv_path, bench::to_csv(record), out);

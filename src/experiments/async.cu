@@ -107,7 +107,6 @@ void copy_compute_body(state& s) {
   s.add_writes<float>(floats);
   s.add_flops(static_cast<double>(floats) * (2.0 * cfg.fmas + 1.0));
   s.exec([&](cudaStream_t st) { async::copy_compute(cfg, out.data(), in.data(), n, st); });
-  s.compare_to_ceiling();
   s.set_predicted(roofline(s, static_cast<double>(2 * bytes), static_cast<double>(floats) * (2.0 * cfg.fmas + 1.0)));
   s.set_extra("blocks_per_sm", per_sm);
   s.set_extra("max_blocks_per_sm", fit_per_sm);
@@ -145,7 +144,6 @@ void entanglement_body(state& s) {
   s.add_writes<float>(4 * n);
   s.add_flops(4.0 * n * 2.0 * cfg.fmas);
   s.exec([&](cudaStream_t st) { async::warp_entanglement(cfg, out.data(), in.data(), n, st); });
-  s.compare_to_ceiling();
   // The seed's model: a warp split into `split` groups adds `split` batches to its shared
   // sequence per step (and applies `split` arrive-on updates), so wait_group(S-1) leaves
   // only the newest S-1 warp batches pending: floor((S-1)/split) of the worst lane's own
@@ -180,8 +178,28 @@ registrar const copy_compute_reg{[] {
   e.axes[4].allowed = {std::int64_t{0}, std::int64_t{1}};
   e.axes[5].min_value = 1;
   e.axes[5].max_value = 4096;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = copy_compute_body;
+  e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
+  e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
+  e.describe_axis("blocks_per_sm", "blocks", "resident blocks per SM");
+  e.describe_axis("element_bytes", "bytes", "bytes per copied element");
+  e.describe_axis("aligned", "", "1: cuda::aligned_size_t<16> promises 16-byte alignment");
+  e.describe_axis("mib", "MiB", "MiB copied");
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
+  e.headline = best_row("When copy and compute cost about the same, what does the best asynchronous copy gain?",
+                        {{"fmas", {"64"}}, {"blocks_per_sm", {"2"}}, {"variant", {"!plain"}}}, "median_ms", "baseline",
+                        {{"variant", {"plain"}}});
+  e.prose = {"Copy a batch to shared memory, then compute on it. The plain version stalls each thread on its loads; "
+             "memcpy_async (cooperative groups, cuda::barrier, cuda::pipeline, and Hopper's bulk copy completing on an "
+             "mbarrier) lets the copy of the next batch run under the compute of this one, which pays when copy and "
+             "compute cost about the same.",
+             "The gap between plain and the pipelines in the middle of the fmas sweep.", ""};
+  {
+    plot_spec p = line_plot("async_copy_compute.png", "Copy-and-compute time against compute per element", "fmas", "median_ms", {"variant"});
+    p.panels = "blocks_per_sm";
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -204,8 +222,29 @@ registrar const alignment_reg{[] {
   e.axes[4].max_value = 32;
   e.axes[5].min_value = 1;
   e.axes[5].max_value = 4096;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = copy_compute_body;
+  e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
+  e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
+  e.describe_axis("blocks_per_sm", "blocks", "resident blocks per SM");
+  e.describe_axis("element_bytes", "bytes", "bytes per copied element");
+  e.describe_axis("aligned", "", "1: cuda::aligned_size_t<16> promises 16-byte alignment");
+  e.describe_axis("mib", "MiB", "MiB copied");
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
+  e.headline = best_row("Does promising 16-byte alignment speed up a 4-byte-element asynchronous copy?",
+                        {{"variant", {"pipeline_2stage"}}, {"element_bytes", {"4"}}, {"aligned", {"1"}},
+                         {"blocks_per_sm", {"8"}}},
+                        "median_ms", "baseline", {{"aligned", {"0"}}});
+  e.prose = {"Seed 002 notes that the asynchronous copy can use its hardware path only for suitably aligned chunks: 4-, "
+             "8- and 16-byte elements, with and without cuda::aligned_size_t<16> telling the compiler the alignment. "
+             "Without the promise the copy may fall back to element-wise loads and stores.",
+             "aligned=1 against aligned=0 at 4 and 8 bytes.", ""};
+  {
+    plot_spec p = bar_plot("async_copy_alignment.png", "Asynchronous copy bandwidth by element size and alignment", "variant", "gbps", {"element_bytes", "aligned"});
+    p.where = {{"blocks_per_sm", {"8"}}};
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -228,8 +267,23 @@ registrar const entanglement_reg{[] {
   e.axes[3].max_value = 32;
   e.axes[4].min_value = 1;
   e.axes[4].max_value = 4096;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = entanglement_body;
+  e.describe_axis("variant", "", "cp.async commit/wait or arrive-on, with or without __syncwarp first");
+  e.describe_axis("split", "groups", "divergent groups a warp's lanes are split into", true);
+  e.describe_axis("fmas", "FMAs", "FMAs per element");
+  e.describe_axis("blocks_per_sm", "blocks", "resident blocks per SM");
+  e.describe_axis("mib", "MiB", "MiB copied");
+  e.metrics = {metrics::time(), metrics::gbps()};
+  e.headline = best_row("What does a warp split into 32 groups cost arrive-on against a converged warp?",
+                        {{"variant", {"arrive_on"}}, {"split", {"max"}}}, "median_ms", "baseline", {{"split", {"1"}}});
+  e.prose = {"Seed 002 §6: commit and arrive-on are warp-collective in effect; when a diverged warp issues them lane by "
+             "lane, the pipeline sees several batches where a converged warp would make one, and waits longer.",
+             "The lines without __syncwarp rising with the split; those with it staying flat.", ""};
+  {
+    plot_spec p = line_plot("async_warp_entanglement.png", "Diverged warps: time against the number of groups", "split", "median_ms", {"variant"});
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

@@ -76,6 +76,13 @@ registrar const copy_reg{[] {
   e.axes[0].max_value = 1 << 20;
   e.axes[0].description = "MiB copied";
   e.body = d2d_memcpy;
+  e.describe_axis("mib", "MiB", "MiB copied (read once, written once)");
+  e.metrics = {metrics::time(), metrics::gbps()};
+  e.headline = best_row("What device-to-device bandwidth can this GPU sustain?", {{"mib", {"max"}}}, "gbps");
+  e.prose = {"The yardsticks every other section is measured against, taken in this run: the device-to-device "
+             "cudaMemcpy bandwidth (the practical DRAM ceiling, well below the datasheet figure). Ratios to the "
+             "ceiling and the roofline use this measured number, not the datasheet.",
+             "The copy's share of the DRAM peak in the header: 85-95% is usual for HBM.", ""};
   return e;
 }()};
 
@@ -85,6 +92,20 @@ registrar const fma_reg{[] {
   e.description = "measured arithmetic ceiling: FP32 FMA rate of a kernel that does nothing else";
   e.seed_ref = "(% of FP32 peak and the roofline use it)";
   e.body = fp32_fma;
+  e.metrics = {metrics::time(), metrics::tflops()};
+  e.headline = best_row("What FP32 FMA rate can this GPU sustain?", {}, "tflops");
+  {
+    // The run's roofline: every row of an experiment that declares tflops, under the two
+    // ceilings this run measured.
+    plot_spec p;
+    p.file = "roofline.png";
+    p.title = "Roofline: every kernel with declared flops and bytes, under this run's ceilings";
+    p.kind = "roofline";
+    p.y = "tflops";
+    e.plots.push_back(p);
+  }
+  e.prose = {"The FP32 FMA peak of a register-only kernel, measured in this run; % of FP32 peak uses it.",
+             "It should sit within a few percent of 2 x SMs x 128 lanes x the boost clock.", ""};
   return e;
 }()};
 

@@ -58,7 +58,6 @@ void broadcast_body(state& s) {
   s.add_writes<float>(n);
   s.add_flops(2.0 * taps * static_cast<double>(n));
   s.exec(launch);
-  s.compare_to_ceiling();
   // Filter reads per output in each variant: a constant-bank operand needs no load
   // instruction; the others issue one uniform load per tap.
   s.set_predicted({{"filter_load_instructions_per_output", src == constant::filter_source::constant ? 0 : taps}});
@@ -75,8 +74,23 @@ registrar const broadcast_reg{[] {
   e.axes[1].max_value = constant::conv_max_taps;
   e.axes[2].min_value = 1;
   e.axes[2].max_value = std::int64_t{1} << 30;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = broadcast_body;
+  e.describe_axis("variant", "", "where the filter lives: __constant__, global through __ldg, or shared");
+  e.describe_axis("taps", "taps", "filter length");
+  e.describe_axis("elements", "elements", "signal length", true);
+  e.metrics = {metrics::time(), metrics::gbps()};
+  e.headline = best_row("Does a uniformly read filter gain from constant memory over __ldg?",
+                        {{"variant", {"constant"}}, {"taps", {"max"}}}, "median_ms", "baseline",
+                        {{"variant", {"global_ldg"}}});
+  e.prose = {"Constant memory is cached and broadcast: when every lane of a warp reads the same address it costs one "
+             "read, but different addresses are serialized. A convolution filter, read uniformly by all lanes, is the "
+             "textbook fit.",
+             "How the three lines part as the filter grows.", ""};
+  {
+    plot_spec p = line_plot("constant_broadcast.png", "Convolution time against filter length", "taps", "median_ms", {"variant"});
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -136,6 +150,21 @@ registrar const serialization_reg{[] {
   e.axes[1].min_value = 1;
   e.axes[1].max_value = 32;
   e.body = serialization_body;
+  e.describe_axis("variant", "", "the table in __constant__ or read through __ldg");
+  e.describe_axis("distinct", "addresses", "distinct addresses among a warp's 32 lanes", true);
+  e.metrics = {metrics::time()};
+  e.headline = best_row("What do 32 distinct addresses cost a __constant__ read against a uniform one?",
+                        {{"variant", {"constant"}}, {"distinct", {"max"}}}, "median_ms", "baseline",
+                        {{"distinct", {"1"}}});
+  e.prose = {"The other side of constant memory: when the lanes of a warp read different addresses, the constant cache "
+             "serves one address per pass, so a warp touching 32 distinct words takes about 32 times as long as a "
+             "uniform read; the read-only global path does not serialize this way.",
+             "The constant line rising with the distinct addresses while __ldg stays flat.", ""};
+  {
+    plot_spec p = line_plot("constant_serialization.png", "Table reads against distinct addresses per warp", "distinct", "median_ms", {"variant"});
+    p.log_y = true;
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

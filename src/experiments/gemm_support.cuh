@@ -12,35 +12,14 @@
 
 #include "bench/state.hpp"
 #include "bench/verify.hpp"
+#include "experiments/cublas.cuh"
+#include "experiments/seeded_fill.cuh"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::experiments::gemm {
 
-#define MEMLAB_CUBLAS_CHECK(call)                                                              \
-  do {                                                                                         \
-    cublasStatus_t const memlab_cublas_status_ = (call);                                       \
-    if (memlab_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                        \
-      throw ::memlab::error(std::string("cuBLAS error ") + std::to_string(memlab_cublas_status_) + \
-                            " in " #call " at " __FILE__ ":" + std::to_string(__LINE__));      \
-  } while (0)
-
-/// One cuBLAS handle per process, in FP32 pedantic mode; created on first use, outside
-/// any timed region.
-inline cublasHandle_t cublas() {
-  struct holder {
-    cublasHandle_t h = nullptr;
-    holder() {
-      MEMLAB_CUBLAS_CHECK(cublasCreate(&h));
-      MEMLAB_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
-    }
-    ~holder() {
-      if (h) (void)cublasDestroy(h);
-    }
-  };
-  static holder const instance;
-  return instance.h;
-}
+using memlab::experiments::cublas;
 
 /// Row-major C = alpha A B + beta C through column-major cuBLAS: C^T = B^T A^T.
 inline void cublas_sgemm(cudaStream_t st, int m, int n, int k, float alpha, float const* a, int lda, float const* b,
@@ -49,22 +28,10 @@ inline void cublas_sgemm(cudaStream_t st, int m, int n, int k, float alpha, floa
   MEMLAB_CUBLAS_CHECK(cublasSgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
 }
 
-static __global__ void fill_uniform_kernel(float* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    p[i] = static_cast<float>(static_cast<double>(z >> 40) * (2.0 / 16777216.0) - 1.0);  // [-1, 1)
-  }
-}
-
 /// Seeded uniform [-1, 1) fill on the device (fresh per point, reproducible per seed).
 inline void fill_uniform(memlab::device_buffer<float>& buf, std::uint64_t seed) {
   if (buf.size() == 0) return;
-  fill_uniform_kernel<<<1024, 256>>>(buf.data(), buf.size(), seed);
-  MEMLAB_CHECK_LAUNCH();
+  memlab::experiments::fill_seeded(buf.data(), buf.size(), seed, nullptr);
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 

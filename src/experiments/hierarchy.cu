@@ -222,7 +222,6 @@ void bandwidth_body(state& s) {
   s.exec([&](cudaStream_t st) {
     mh::footprint_stream(in.data(), out.data(), footprint, mode, write, path, reps, blocks, sums.data(), st);
   });
-  s.compare_to_ceiling();
   s.set_extra("reps", reps);
   s.set_extra("blocks", blocks);
   s.set_extra("level", footprint <= static_cast<std::size_t>(s.device().smem_per_sm_bytes) ? "L1"
@@ -318,6 +317,19 @@ registrar const dsmem_latency{[] {
   e.seed_ref = "004 §5.2 (beyond the seed: Hopper's distributed shared memory)";
   e.axes = {int_axis("cluster", {2, 4, 8, 16}, {2, 8}), string_axis("target", {"own", "neighbour", "farthest"})};
   e.body = dsmem_latency_body;
+  e.describe_axis("cluster", "blocks", "blocks per cluster");
+  e.describe_axis("target", "", "whose shared memory is read: own block, neighbour, farthest block");
+  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"}};
+  e.headline = best_row("What does reading a neighbour's shared memory cost against one's own?",
+                        {{"target", {"neighbour"}}, {"cluster", {"2"}}}, "extra.cycles_per_load", "baseline",
+                        {{"target", {"own"}}});
+  e.prose = {"Hopper's distributed shared memory: ld.shared::cluster after mapa reads another block's shared memory "
+             "in the cluster. The dependent chase measures its latency against the block's own shared memory.",
+             "Own against neighbour against farthest, and whether the cluster size moves them.", ""};
+  {
+    plot_spec p = line_plot("hierarchy_dsmem_latency.png", "Distributed shared memory latency against cluster size", "cluster", "extra.cycles_per_load", {"target"});
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -329,6 +341,18 @@ registrar const dsmem_bandwidth{[] {
   e.axes = {int_axis("cluster", {2, 4, 8, 16}, {2, 8}), int_axis("distance", {0, 1})};
   e.axes[1].description = "0: each block reads its own shared memory through the cluster window; 1: its neighbour's";
   e.body = dsmem_bandwidth_body;
+  e.describe_axis("cluster", "blocks", "blocks per cluster");
+  e.describe_axis("distance", "blocks", "0: a block reads its own shared memory; 1: its neighbour's");
+  e.metrics = {metrics::time(), metrics::gbps()};
+  e.headline = best_row("What bandwidth does reading a neighbour's shared memory reach against one's own?",
+                        {{"distance", {"1"}}}, "gbps", "baseline", {{"distance", {"0"}}});
+  e.prose = {"Every block of a cluster reads a neighbour's shared memory with 16-byte loads: the bandwidth of the "
+             "SM-to-SM network against a block reading its own.",
+             "The gap between distance 0 and 1 per cluster size.", ""};
+  {
+    plot_spec p = line_plot("hierarchy_dsmem_bandwidth.png", "Distributed shared memory bandwidth against cluster size", "cluster", "gbps", {"distance"});
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -343,6 +367,19 @@ registrar const latency{[] {
   e.axes[2].description = "bytes between consecutive slots (128: one cache line a load; 2 MiB: one page)";
   e.axes[2].min_value = 4;
   e.body = latency_body;
+  e.describe_axis("path", "", "the load instruction: ld.global (L1), ld.global.cg (L2 only), ld.global.nc (read-only)");
+  e.describe_axis("footprint", "bytes", "bytes the random cycle spans", true);
+  e.describe_axis("stride", "bytes", "distance between the cycle's slots");
+  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"}};
+  e.headline = best_row("What is a load's latency from device memory, past every cache?",
+                        {{"path", {"ld.global"}}, {"footprint", {"max"}}}, "extra.cycles_per_load");
+  e.prose = {"Dependent loads through a random cycle: each load's address comes from the last, so the time per load is "
+             "the latency of the level the footprint fits in: L1, L2, then device memory.",
+             "The staircase: a step where the footprint outgrows L1, another where it outgrows L2.", ""};
+  {
+    plot_spec p = line_plot("hierarchy_latency.png", "Load latency against footprint, per load path", "footprint", "extra.cycles_per_load", {"path"});
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -353,6 +390,13 @@ registrar const capacity{[] {
   e.seed_ref = "004 §5.1";
   e.axes = {string_axis("path", {"ld.global", "ld.global.cg"})};
   e.body = capacity_body;
+  e.describe_axis("path", "", "the load instruction the staircase is measured with");
+  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"}};
+  e.headline = best_row("Where are the cache steps, beside what cudaDeviceProp says?", {{"path", {"ld.global"}}},
+                        "median_ms");
+  e.prose = {"A fine latency staircase from which the L1 and L2 capacities are located, printed beside "
+             "cudaDeviceProp's figures (model column).",
+             "The located steps against the model's sizes.", ""};
   return e;
 }()};
 
@@ -365,7 +409,20 @@ registrar const bandwidth{[] {
                          {"shared_ld_global", "partitioned_ld_cg"}),
             pow2_axis("footprint", 14, 32, 16, 28)};
   e.body = bandwidth_body;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
+  e.describe_axis("variant", "", "all SMs on one buffer (ld.global) or each on its own part (ld.global.cg / ld.global, read or read+write)");
+  e.describe_axis("footprint", "bytes", "bytes streamed repeatedly", true);
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
+  e.headline = best_row("What bandwidth does L2 give when the footprint fits it?",
+                        {{"variant", {"partitioned_ld_cg"}}}, "gbps", "ratio_to_ceiling");
+  e.prose = {"Every SM streams 16-byte loads over a footprint: while it fits L1 the rate is L1's, then L2's, then device "
+             "memory's.",
+             "The plateaus and where they end, against the copy ceiling.", ""};
+  {
+    plot_spec p = line_plot("hierarchy_bandwidth.png", "Streaming bandwidth against footprint", "footprint", "gbps", {"variant"});
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -376,6 +433,17 @@ registrar const onchip{[] {
   e.seed_ref = "004 §5.1-5.3, 003";
   e.axes = {variant_axis({"shared_load", "constant_uniform", "constant_divergent", "register_imad", "register_ffma"})};
   e.body = onchip_body;
+  e.describe_axis("variant", "", "the dependent operation timed");
+  e.metrics = {metrics::time(), {"extra.cycles_per_op", "cycles", "SM cycles per dependent operation"}};
+  e.headline = best_row("How many cycles does a dependent shared-memory load take?", {{"variant", {"shared_load"}}},
+                        "extra.cycles_per_op");
+  e.prose = {"Latencies of on-chip storage and arithmetic: a dependent shared load, a constant load read uniformly and "
+             "divergently, a dependent IMAD and FFMA.",
+             "Shared against constant, and the divergent constant read's serialization.", ""};
+  {
+    plot_spec p = bar_plot("hierarchy_onchip.png", "On-chip latencies", "variant", "extra.cycles_per_op");
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "bench/state.hpp"
+#include "experiments/seeded_fill.cuh"
 #include "kernels/reduce/reduce_common.cuh"
 #include "kernels/reduce/reduce_ladder.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/reduce.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace {
 
@@ -29,28 +31,7 @@ namespace rd = memlab::kernels::reduce;
 // ---- data: counter-based random values, generated on the device, regenerated on the host
 // for the reference (a 2^28 host fill and upload would dominate the run's time).
 
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64 finalizer
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/// Uniform in [-1, 1) with 24 (float) or 53 (double) random bits, exactly representable;
-/// ints uniform in [-100, 100].
-template <class T>
-__host__ __device__ inline T value_at(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t const h = mix64(seed, i);
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(h >> 40) * 0x1p-23f - 1.0f;
-  else if constexpr (std::is_same_v<T, double>) return static_cast<double>(h >> 11) * 0x1p-52 - 1.0;
-  else return static_cast<int>((h >> 33) % 201u) - 100;
-}
-
-template <class T>
-__global__ void fill_values(T* out, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    out[i] = value_at<T>(seed, i);
-}
+using memlab::experiments::seeded_value;
 
 struct host_sums {
   double sum = 0, sum_sq = 0;
@@ -60,27 +41,20 @@ struct host_sums {
 /// The reference on the host, in double (int64 for ints), split over the host's cores.
 template <class T>
 host_sums reference(std::uint64_t seed, std::size_t n) {
-  unsigned const workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::size_t const chunk = (n + workers - 1) / workers;
-  std::vector<host_sums> part(workers);
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      host_sums h;
-      std::size_t const lo = std::min(n, w * chunk), hi = std::min(n, lo + chunk);
-      for (std::size_t i = lo; i < hi; ++i) {
-        T const x = value_at<T>(seed, i);
-        if constexpr (std::is_same_v<T, int>) {
-          h.isum += x;
-        } else {
-          h.sum += static_cast<double>(x);
-          h.sum_sq += static_cast<double>(x) * static_cast<double>(x);
-        }
+  std::vector<host_sums> part(memlab::detail::host_workers());
+  memlab::detail::host_parallel_for(n, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    host_sums h;
+    for (std::size_t i = lo; i < hi; ++i) {
+      T const x = seeded_value<T>(seed, i);
+      if constexpr (std::is_same_v<T, int>) {
+        h.isum += x;
+      } else {
+        h.sum += static_cast<double>(x);
+        h.sum_sq += static_cast<double>(x) * static_cast<double>(x);
       }
-      part[w] = h;
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+    part[w] = h;
+  });
   host_sums total;
   for (auto const& h : part) {
     total.sum += h.sum;
@@ -142,9 +116,7 @@ void sum_body(state& s, rd::step st, std::size_t n) {
   device_buffer<T> in(n), out(1), peer_out(1);
   device_buffer<char> ws(rd::workspace_bytes<T>(st, n));
   ws.fill_bytes(0, s.stream());  // the single-pass ticket starts at zero
-  int const grid = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
-  fill_values<T><<<std::max(grid, 1), 256, 0, s.stream()>>>(in.data(), n, s.seed());
-  MEMLAB_CHECK_LAUNCH();
+  memlab::experiments::fill_seeded(in.data(), n, s.seed(), s.stream());
 
   out.fill_bytes(0xFF, s.stream());  // NaN / -1: a kernel that writes nothing fails
   rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), s.stream());
@@ -168,7 +140,6 @@ void sum_body(state& s, rd::step st, std::size_t n) {
   s.add_reads<T>(n);
   s.add_writes<T>(1);
   s.exec([&](cudaStream_t stream) { rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), stream); });
-  s.compare_to_ceiling();  // first: the peer set by exec_peer below is the one that stays
 
   std::size_t temp_bytes = 0;
   MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.data(), peer_out.data(), n, s.stream()));
@@ -211,8 +182,25 @@ registrar const sum_reg{[] {
   e.axes[2].min_value = 0;
   e.axes[2].max_value = std::int64_t{1} << 30;
   e.axes[2].description = "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)";
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = body;
+  e.describe_axis("variant", "", "seed 003's ladder step, from interleaved addressing to one launch");
+  e.describe_axis("elements", "elements", "elements summed (any count; the default sweep is 2^10, 2^12, ..., 2^28)", true);
+  e.describe_axis("dtype", "", "element type summed");
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_peer("CUB DeviceReduce"), metrics::vs_ceiling()};
+  e.headline = best_row("At the largest size, how close does the best ladder step come to CUB?",
+                        {{"elements", {"max"}}, {"dtype", {"float"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Parallel sum, seed 003's ladder: interleaved addressing (divergent warps and bank conflicts), sequential "
+             "addressing, adding during the load, warp shuffles for the last 32 values, several elements per thread "
+             "with 16-byte loads, and one launch for any length. A large sum is bandwidth-bound, so the target is the "
+             "copy ceiling, with CUB DeviceReduce as the peer.",
+             "Each step's bandwidth at the large sizes, where the sum is bound by memory; small sizes measure launches.", ""};
+  {
+    plot_spec p = line_plot("reduce_sum.png", "Sum bandwidth against length, per ladder step", "elements", "gbps", {"variant"});
+    p.panels = "dtype";
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

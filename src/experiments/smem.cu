@@ -91,7 +91,6 @@ void reverse_body(state& s) {
     s.set_extra("carve_bytes_per_block", smem::carve_char_int_float(block).bytes);
     s.exec(launch);
   }
-  s.compare_to_ceiling();
   s.set_extra("block", v == "static" ? smem::reverse_static_block : block);
   s.set_extra("elements_per_thread", v == "carved" ? 1 : smem::reverse_items);
 }
@@ -104,8 +103,23 @@ registrar const reverse_reg{[] {
   e.axes = {variant_axis({"static", "dynamic", "carved"}), int_axis("elements", {std::int64_t{1} << 24, std::int64_t{1} << 26}, {std::int64_t{1} << 20})};
   e.axes[1].min_value = 0;
   e.axes[1].max_value = std::int64_t{1} << 30;
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = reverse_body;
+  e.describe_axis("variant", "", "static, dynamic, or one dynamic allocation carved into char, int and float arrays");
+  e.describe_axis("elements", "elements", "ints reversed", true);
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
+  e.headline = best_row("Does the way shared memory is declared change the reverse's bandwidth?",
+                        {{"elements", {"max"}}}, "gbps", "ratio_to_ceiling");
+  e.prose = {"Seed 003's first example: each block reverses its slice of an array through shared memory, declared "
+             "statically (size known at compile time) or dynamically (the third launch parameter). One dynamic "
+             "allocation can also be carved into arrays of int, float and char, provided each piece starts at an "
+             "offset aligned for its type.",
+             "The three bars should match: the declaration costs nothing at run time.", ""};
+  {
+    plot_spec p = bar_plot("smem_reverse.png", "Reverse through shared memory: bandwidth by declaration", "variant", "gbps", {"elements"});
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -206,6 +220,23 @@ registrar const bank_stride_reg{[] {
   e.axes[1].min_value = 0;
   e.axes[1].max_value = smem::bank_max_stride;
   e.body = bank_stride_body;
+  e.describe_axis("elem_bits", "bits", "width of each lane's shared-memory element");
+  e.describe_axis("stride", "elements", "distance between neighbouring lanes' elements (0: all lanes one word)");
+  e.metrics = {metrics::time(), {"predicted.wavefronts", "passes", "passes the bank model predicts per request"}};
+  e.headline = best_row("What does a 32-way bank conflict cost against unit stride?",
+                        {{"elem_bits", {"32"}}, {"stride", {"32"}}}, "median_ms", "baseline", {{"stride", {"1"}}});
+  e.prose = {"Shared memory is 32 banks of 4 bytes; a warp's request is served in one pass unless two lanes hit "
+             "different words of the same bank, which serializes it into as many passes as the worst bank has words "
+             "(stride s gives gcd(s, 32)-way conflicts, so odd strides are free). Lanes reading the same word are "
+             "served by one broadcast.",
+             "The peaks at even strides (highest at multiples of 32) and flat odd strides, per element width.", ""};
+  {
+    // One panel per width: five interleaved sawtooths on one axis cannot be told apart.
+    plot_spec p = line_plot("smem_bank_stride.png", "Shared loads: time against stride, per element width", "stride", "median_ms");
+    p.panels = "elem_bits";
+    p.log_y = true;
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -220,6 +251,21 @@ registrar const bank_multicast_reg{[] {
   e.axes[1].min_value = 0;
   e.axes[1].max_value = smem::bank_max_stride;
   e.body = bank_multicast_body;
+  e.describe_axis("lanes_per_word", "lanes", "lanes sharing each 32-bit word", true);
+  e.describe_axis("stride", "words", "distance between the groups' words", true);
+  e.metrics = {metrics::time()};
+  e.headline = best_row("Do lanes sharing a word avoid the conflict a stride of 32 makes?",
+                        {{"stride", {"32"}}, {"lanes_per_word", {"max"}}}, "median_ms", "baseline",
+                        {{"lanes_per_word", {"1"}}});
+  e.prose = {"Several lanes reading the same 32-bit word are served together (a broadcast for the whole warp, a "
+             "multicast for groups), so lanes sharing words do not conflict; only distinct words in one bank cost "
+             "extra passes.",
+             "At stride 32, time falling as more lanes share each word.", ""};
+  {
+    plot_spec p = line_plot("smem_bank_multicast.png", "Shared loads with lanes sharing words: time against stride", "stride", "median_ms", {"lanes_per_word"});
+    p.log_y = true;
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

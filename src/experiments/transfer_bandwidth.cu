@@ -229,6 +229,27 @@ memlab::bench::registrar const reg{[] {
   e.axes[1].description = "bytes per direction";
   e.axes[1].min_value = 8;
   e.body = bandwidth_body;
+  e.describe_axis("direction", "", "h2d, d2h, or both at once");
+  e.describe_axis("bytes", "bytes", "bytes per direction", true);
+  e.describe_axis("variant", "", "host memory: pageable, pinned (cudaHostAlloc), registered (cudaHostRegister), write-combined");
+  e.metrics = {metrics::time(), metrics::gbps(), {"predicted.link_gbps", "GB/s", "the PCIe link's rate"}};
+  e.headline = best_row("What does pinned memory gain over pageable for a large host-to-device copy?",
+                        {{"direction", {"h2d"}}, {"bytes", {"max"}}, {"variant", {"pinned"}}}, "gbps", "baseline",
+                        {{"variant", {"pageable"}}});
+  e.prose = {"Host↔device copies over PCIe. Pageable memory is first copied by the driver into a pinned staging buffer, "
+             "so it pays an extra host memcpy and cannot overlap; pinned (cudaHostAlloc), registered (cudaHostRegister) "
+             "and write-combined memory are DMA'd directly. Small copies are latency-bound, so bandwidth only "
+             "saturates at megabytes.",
+             "Where each line saturates, and the gap between pageable and the rest.",
+             "Seed 000 §9.1: the Guide contrasts device memory (898 GB/s on V100) with PCIe x16 Gen3 (16 GB/s) and "
+             "recommends pinned memory for the highest host↔device bandwidth."};
+  e.seed_figures = {{"PCIe x16 Gen3, theoretical", 16, "GB/s", "Tesla V100 system", "000 §9.1", {}}};
+  {
+    plot_spec p = line_plot("transfer_bandwidth.png", "Host-device bandwidth against transfer size", "bytes", "gbps", {"variant"});
+    p.panels = "direction";
+    p.model = "predicted.link_gbps";
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

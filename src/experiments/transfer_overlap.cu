@@ -189,7 +189,7 @@ verification check_chain(float const* in, float const* out, std::size_t n, int i
   double worst = 0;
   std::size_t bad = 0, first = n;
   std::mutex m;
-  transfer::host_parallel_for(n, [&](std::size_t lo, std::size_t hi) {
+  memlab::detail::host_parallel_for(n, [&](std::size_t lo, std::size_t hi) {
     double w_local = 0;
     std::size_t bad_local = 0, first_local = n;
     for (std::size_t i = lo; i < hi; ++i) {
@@ -396,6 +396,32 @@ memlab::bench::registrar const reg{[] {
   e.axes[2].min_value = 1;
   e.axes[2].max_value = 16;
   e.body = overlap_body;
+  e.describe_axis("bytes", "bytes", "bytes copied each way");
+  e.describe_axis("te_over_tt", "x", "kernel time / copy time (tE / tT)");
+  e.describe_axis("streams", "streams", "nStreams: chunks in flight", true);
+  e.describe_axis("variant", "", "the Guide's staged loop, memlab::staged_transform, staged_transform from pageable memory");
+  e.metrics = {metrics::time(), {"predicted.ms", "ms", "the slowest-stage bound on the staged time"}};
+  e.headline = best_row("How much of the sequential time does staging over streams save when tE = tT?",
+                        {{"variant", {"guide_staged"}}, {"te_over_tt", {"1"}}}, "median_ms", "baseline",
+                        {{"streams", {"1"}}});
+  e.prose = {"Staged concurrent copy and execute: the data is split into nStreams chunks, and each stream copies its "
+             "chunk in, runs the kernel on it and copies it out, so copies of one chunk overlap the kernel of another. "
+             "The Guide's model gives tE + tT/nStreams when the kernel time tE dominates and tT + tE/nStreams "
+             "otherwise; the copy engines (asyncEngineCount) bound how much can overlap.",
+             "Time falling with nStreams toward the dashed bound, most where tE = tT.",
+             "Seed 000 §9.1.3: staged copy/execute with the model tE + tT/nStreams (tE ≥ tT)."};
+  {
+    plot_spec p = line_plot("transfer_overlap.png", "Staged copy/execute time against nStreams, with the bound", "streams", "median_ms", {"te_over_tt"});
+    p.panels = "variant";
+    p.model = "predicted.ms";
+    e.plots.push_back(p);
+  }
+  {
+    plot_spec p = line_plot("transfer_timeline.png", "One staged run: copies and kernels per stream", "streams", "extra.timeline");
+    p.kind = "timeline";
+    p.where = {{"variant", {"guide_staged"}}, {"te_over_tt", {"1"}}, {"streams", {"4"}}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

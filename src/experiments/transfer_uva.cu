@@ -237,6 +237,20 @@ memlab::bench::registrar const reg{[] {
   e.axes[0].description = "bytes of the peer-to-peer copy (the pointer rows use 1 MiB)";
   e.axes[0].min_value = 8;
   e.body = uva_body;
+  using namespace memlab::bench;
+  e.describe_axis("bytes", "bytes", "bytes of the peer-to-peer copy (the pointer rows use 1 MiB)");
+  e.describe_axis("variant", "", "the kind of pointer asked about, or a P2P copy with and without peer access");
+  e.metrics = {metrics::time(), metrics::gbps()};
+  e.headline = best_row("How long does cudaPointerGetAttributes take on a device pointer?", {{"variant", {"device"}}},
+                        "median_ms");
+  e.prose = {"Unified virtual addressing: one address space for host and device, so cudaPointerGetAttributes can tell "
+             "where any pointer lives, and with two GPUs peer-to-peer copies can bypass the host.",
+             "The attributes each pointer kind reports (extra column); P2P rows need two GPUs.", ""};
+  {
+    plot_spec p = bar_plot("transfer_uva.png", "cudaPointerGetAttributes and P2P copy time by pointer kind", "variant", "median_ms");
+    p.log_y = true;
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

@@ -12,13 +12,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <thread>
 #include <vector>
 
 #include "bench/state.hpp"
+#include "experiments/cublas.cuh"
+#include "experiments/seeded_fill.cuh"
 #include "kernels/transpose/transpose_ladder.hpp"
 #include "memlab/buffer.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace {
 
@@ -26,62 +28,25 @@ using namespace memlab;
 using namespace memlab::bench;
 namespace tr = memlab::kernels::transpose;
 
-/// Counter-based random floats in [-1, 1) (24 random bits): generated on the device and
-/// regenerated on the host for the reference, since a host fill of 2^26 elements per point
-/// would dominate the run.
-__host__ __device__ inline float value_at(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64 finalizer
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<float>(z >> 40) * 0x1p-23f - 1.0f;
-}
-
-__global__ void fill_values(float* out, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    out[i] = value_at(seed, i);
-}
+/// Inputs are seeded_value<float>: generated on the device and regenerated on the host for
+/// the reference, since a host fill of 2^26 elements per point would dominate the run.
+float value_at(std::uint64_t seed, std::uint64_t i) { return memlab::experiments::seeded_value<float>(seed, i); }
 
 /// The expected output, built on the host's cores: out[c*rows + r] = in[r*cols + c]
 /// (for the copy step, out = in).
 std::vector<float> reference(std::uint64_t seed, std::size_t rows, std::size_t cols, bool transposed) {
   std::vector<float> ref(rows * cols);
-  unsigned const workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
   std::size_t const out_rows = transposed ? cols : rows;
-  std::size_t const chunk = (out_rows + workers - 1) / workers;
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      std::size_t const lo = std::min(out_rows, w * chunk), hi = std::min(out_rows, lo + chunk);
-      for (std::size_t orow = lo; orow < hi; ++orow) {
-        if (transposed) {
-          for (std::size_t r = 0; r < rows; ++r) ref[orow * rows + r] = value_at(seed, r * cols + orow);
-        } else {
-          for (std::size_t c = 0; c < cols; ++c) ref[orow * cols + c] = value_at(seed, orow * cols + c);
-        }
+  memlab::detail::host_parallel_for(out_rows, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t orow = lo; orow < hi; ++orow) {
+      if (transposed) {
+        for (std::size_t r = 0; r < rows; ++r) ref[orow * rows + r] = value_at(seed, r * cols + orow);
+      } else {
+        for (std::size_t c = 0; c < cols; ++c) ref[orow * cols + c] = value_at(seed, orow * cols + c);
       }
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+  }, 1);
   return ref;
-}
-
-struct cublas_handle {
-  cublasHandle_t h = nullptr;
-  cublas_handle() {
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw memlab::error("cublasCreate failed");
-  }
-  ~cublas_handle() {
-    if (h) cublasDestroy(h);
-  }
-  cublas_handle(cublas_handle const&) = delete;
-  cublas_handle& operator=(cublas_handle const&) = delete;
-};
-
-/// The copy step's median per shape, so every row can give its ratio to the plain copy.
-std::map<std::string, double>& copy_ms_cache() {
-  static std::map<std::string, double> cache;
-  return cache;
 }
 
 void transpose_body(state& s, std::size_t rows, std::size_t cols) {
@@ -94,9 +59,7 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   }
   std::size_t const n = rows * cols;
   device_buffer<float> in(n), out(n), peer_out(n);
-  int const fill_grid = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
-  fill_values<<<std::max(fill_grid, 1), 256, 0, s.stream()>>>(in.data(), n, s.seed());
-  MEMLAB_CHECK_LAUNCH();
+  memlab::experiments::fill_seeded(in.data(), n, s.seed(), s.stream());
   out.fill_bytes(0xFF, s.stream());  // NaN everywhere: an element never written fails
   tr::run(st, in.data(), out.data(), rows, cols, cols, rows, s.stream(), group);
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
@@ -105,33 +68,26 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
   s.add_reads<float>(n);
   s.add_writes<float>(n);
   s.exec([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream, group); });
-  s.compare_to_ceiling();  // first: the cuBLAS peer set below is the one that stays
 
-  cublas_handle blas;
   float const alpha = 1.0f, beta = 0.0f;
   // Row-major rows x cols is column-major cols x rows (lda = cols); C = A^T is column-major
   // rows x cols (ldc = rows), i.e. row-major cols x rows. B = C with beta 0 (in-place form).
   s.exec_peer("cublasSgeam", [&](cudaStream_t stream) {
-    cublasSetStream(blas.h, stream);
-    cublasStatus_t const status = cublasSgeam(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
+    MEMLAB_CUBLAS_CHECK(cublasSetStream(memlab::experiments::cublas(), stream));
+    cublasStatus_t const status = cublasSgeam(memlab::experiments::cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
                                               static_cast<int>(cols), &alpha, in.data(), static_cast<int>(cols), &beta,
                                               peer_out.data(), static_cast<int>(rows), peer_out.data(),
                                               static_cast<int>(rows));
     if (status != CUBLAS_STATUS_SUCCESS) throw memlab::error("cublasSgeam failed");
   });
 
-  std::string const key = s.exp().id + "|" + std::to_string(rows) + "x" + std::to_string(cols);
-  auto& cache = copy_ms_cache();
-  if (st == tr::step::copy) {
-    if (s.result().median_ms) cache[key] = *s.result().median_ms;
-  } else if (cache.find(key) == cache.end()) {
-    device_buffer<float> tmp(n);
-    cache[key] = s.measure([&](cudaStream_t stream) {
-      tr::run(tr::step::copy, in.data(), tmp.data(), rows, cols, cols, rows, stream);
-    }).median;
-  }
-  if (auto it = cache.find(key); it != cache.end() && s.result().median_ms && *s.result().median_ms > 0)
-    s.set_extra("ratio_to_copy_kernel", it->second / *s.result().median_ms);
+  // The plain copy of the same bytes, timed once in this point for every step's row.
+  device_buffer<float> copy_out(n);
+  double const copy_ms = s.measure_once("copy step", [&](cudaStream_t stream) {
+    tr::run(tr::step::copy, in.data(), copy_out.data(), rows, cols, cols, rows, stream);
+  }).median;
+  if (s.result().median_ms && *s.result().median_ms > 0)
+    s.set_extra("ratio_to_copy_kernel", copy_ms / *s.result().median_ms);
 
   // A warp's 32 stores: the naive kernel touches 32 sectors (4 useful bytes each), the
   // tiled ones 4 (128 contiguous bytes). The tiled steps after 4 change only how many
@@ -160,11 +116,27 @@ registrar const square_reg{[] {
   e.axes[2].min_value = 1;
   e.axes[2].max_value = 4096;
   e.axes[2].description = "grouped_tile: tile rows per raster band (other variants skip other values)";
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = [](state& s) {
     auto const n = static_cast<std::size_t>(s.get_int("n"));
     transpose_body(s, n, n);
   };
+  e.describe_axis("variant", "", "the ladder step; copy is the same bytes without transposing (the ceiling)");
+  e.describe_axis("n", "elements", "rows = cols");
+  e.describe_axis("raster_group", "tiles", "grouped_tile: tile rows per raster band (other variants skip other values)");
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_peer("cublasSgeam"), metrics::vs_ceiling()};
+  e.headline = best_row("At the largest size, how does the best transposing kernel compare with cublasSgeam?",
+                        {{"n", {"max"}}, {"variant", {"!copy"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Transpose reads rows and writes columns, so one side is always strided in a naive kernel. Staging a 32×32 "
+             "tile in shared memory makes both global sides coalesced but reads the tile down a column (a 32-way bank "
+             "conflict); padding to [32][33] or an XOR swizzle removes it. The plain copy of the same bytes is the "
+             "ceiling and cublasSgeam the peer.",
+             "The naive bar against the tiled ones, and the best transposing step against cublasSgeam and the copy.", ""};
+  {
+    plot_spec p = bar_plot("transpose_square.png", "Square transpose bandwidth per step and size", "variant", "gbps", {"n"});
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 
@@ -177,12 +149,27 @@ registrar const rect_reg{[] {
             string_axis("shape", {"4096x16384", "16384x4096", "3001x20011", "20011x3001", "256x262144"},
                         {"1000x3001"})};
   e.axes[1].description = "rows x cols of the input";
-  e.needs_ceiling = true;
+  e.ceiling = ceiling_relation::peer;
   e.body = [](state& s) {
     std::string const& shape = s.get_string("shape");
     auto const x = shape.find('x');
     transpose_body(s, std::stoull(shape.substr(0, x)), std::stoull(shape.substr(x + 1)));
   };
+  e.describe_axis("variant", "", "the ladder step; copy is the same bytes without transposing (the ceiling)");
+  e.describe_axis("shape", "", "rows x cols of the input");
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_peer("cublasSgeam"), metrics::vs_ceiling()};
+  e.headline = best_row("On an awkward shape, how does the best transposing kernel compare with cublasSgeam?",
+                        {{"shape", {"3001x20011"}}, {"variant", {"!copy"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Transpose reads rows and writes columns, so one side is always strided in a naive kernel. Staging a 32×32 "
+             "tile in shared memory makes both global sides coalesced but reads the tile down a column (a 32-way bank "
+             "conflict); padding to [32][33] or an XOR swizzle removes it. The plain copy of the same bytes is the "
+             "ceiling and cublasSgeam the peer.",
+             "The naive bar against the tiled ones, and the best transposing step against cublasSgeam and the copy.", ""};
+  {
+    plot_spec p = bar_plot("transpose_rect.png", "Rectangular transpose bandwidth per step and shape", "variant", "gbps", {"shape"});
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

@@ -59,10 +59,10 @@ std::string find_plot_script() {
 }
 
 plot_outcome draw_plots(std::string const& record_path, std::string const& out_dir,
-                        std::vector<plot_spec> const& plans, std::string const& python_choice) {
+                        std::vector<std::string> const& files, std::string const& python_choice) {
   plot_outcome o;
-  for (auto const& p : plans) o.drawn[p.file] = false;
-  if (plans.empty()) return o;
+  for (auto const& f : files) o.drawn[f] = false;
+  if (files.empty()) return o;
   try {
     std::string python = find_python_with_matplotlib(python_choice);
     if (python.empty()) {
@@ -78,38 +78,25 @@ plot_outcome draw_plots(std::string const& record_path, std::string const& out_d
     }
     fs::path dir = fs::path(out_dir) / "plots";
     fs::create_directories(dir);
-    nlohmann::json plan;
-    plan["record"] = fs::absolute(record_path).string();
-    plan["out_dir"] = fs::absolute(dir).string();
-    plan["plots"] = nlohmann::json::array();
-    for (auto const& p : plans) {
+    for (auto const& f : files) {
       std::error_code ec;
-      fs::remove(dir / p.file, ec);  // a stale PNG must not pass for a fresh one
-      plan["plots"].push_back({{"file", p.file}, {"title", p.title}, {"kind", p.kind}, {"hints", p.hints}});
-    }
-    fs::path plan_path = dir / "plan.json";
-    {
-      std::ofstream f(plan_path);
-      f << plan.dump(1) << "\n";
-      if (!f) {
-        o.problem = "cannot write " + plan_path.string();
-        return o;
-      }
+      fs::remove(dir / f, ec);  // a stale PNG must not pass for a fresh one
     }
     fs::path log = dir / "plots.log";
     o.log_path = "plots/plots.log";
-    std::string cmd = shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(plan_path.string()) +
+    std::string cmd = shell_quote(python) + " " + shell_quote(script) + " " +
+                      shell_quote(fs::absolute(record_path).string()) + " " + shell_quote(fs::absolute(dir).string()) +
                       " >" + shell_quote(log.string()) + " 2>&1";
     int rc = std::system(cmd.c_str());
     int missing = 0;
-    for (auto const& p : plans) {
+    for (auto const& f : files) {
       std::error_code ec;
-      bool ok = fs::is_regular_file(dir / p.file, ec) && fs::file_size(dir / p.file, ec) > 0;
-      o.drawn[p.file] = ok;
+      bool ok = fs::is_regular_file(dir / f, ec) && fs::file_size(dir / f, ec) > 0;
+      o.drawn[f] = ok;
       if (!ok) ++missing;
     }
     if (rc != 0 || missing > 0)
-      o.problem = std::to_string(missing) + " of " + std::to_string(plans.size()) +
+      o.problem = std::to_string(missing) + " of " + std::to_string(files.size()) +
                   " plots were not drawn (see " + o.log_path + ")";
   } catch (std::exception const& e) {
     o.problem = std::string("plotting failed: ") + e.what();

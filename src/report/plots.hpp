@@ -1,11 +1,10 @@
 #pragma once
-// Drawing the report's PNGs with python3 + matplotlib (report/plots.py).
-// The C++ side plans the plots (catalog.hpp); the script only draws.
+// Drawing the report's PNGs with python3 + matplotlib (report/plots.py). The script reads
+// the plots each experiment declares from the record itself; nothing is planned here.
 #include <map>
 #include <string>
 #include <vector>
 
-#include "report/catalog.hpp"
 
 namespace memlab::report::detail {
 
@@ -21,9 +20,10 @@ struct plot_outcome {
   std::string log_path;               ///< the script's output, relative to the report folder
 };
 
-/// Draws `plans` from the record into out_dir/plots/. Never throws.
+/// Draws the record's declared plots into out_dir/plots/; `files` are those the report
+/// expects (a missing one is reported). Never throws.
 plot_outcome draw_plots(std::string const& record_path, std::string const& out_dir,
-                        std::vector<plot_spec> const& plans, std::string const& python = "");
+                        std::vector<std::string> const& files, std::string const& python = "");
 
 inline constexpr char const* install_matplotlib_hint =
     "sudo apt-get install python3-matplotlib (or: python3 -m pip install matplotlib)";

@@ -9,19 +9,6 @@
 
 namespace memlab::report::detail {
 
-json load_record(std::string const& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw std::runtime_error(path + " is not valid JSON");
-  if (!j.is_object()) throw std::runtime_error(path + " is not a run record (expected a JSON object)");
-  if (!j.contains("rows") && !j.contains("experiments") && !j.contains("device"))
-    throw std::runtime_error(path + " is not a run record (no rows, experiments or device)");
-  return j;
-}
-
 std::optional<double> num(json const& j, char const* key) {
   if (!j.is_object()) return std::nullopt;
   auto it = j.find(key);

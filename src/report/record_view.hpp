@@ -1,7 +1,7 @@
 #pragma once
-// Tolerant accessors over a run record (run.json). The report and compare read
-// records written by older or crashed runs, so every accessor copes with a
-// missing key, a null, or a value of the wrong type, and none of them throws.
+// Accessors and formatting over a record's JSON values. The record's shape is checked
+// once by read_record (record.hpp); these still cope with a missing or null key (a
+// row's optional fields) and never throw.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -10,10 +10,6 @@
 namespace memlab::report::detail {
 
 using json = nlohmann::json;
-
-/// Reads and parses `path`. Throws std::runtime_error with a one-line reason
-/// (missing file, not JSON, not a JSON object).
-json load_record(std::string const& path);
 
 /// A finite number under `key`, or nullopt (missing, null, not a number, NaN).
 std::optional<double> num(json const& j, char const* key);

@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "report/catalog.hpp"
 #include "report/plots.hpp"
+#include "report/record.hpp"
 #include "report/record_view.hpp"
 #include "report/report.hpp"
 
@@ -35,8 +35,9 @@ void header(std::ostream& md, json const& rec) {
           "going), so some experiments may be missing or incomplete.\n\n";
   if (auto why = str(rec, "aborted"); !why.empty())
     md << "> ⚠ **The run stopped early**: " << cell(why) << "\n\n";
-  if (auto v = num(rec, "format_version"); v && *v > 1)
-    md << "> Record format " << fmt(*v) << " is newer than this report knows (1); unknown fields are ignored.\n\n";
+  if (auto v = num(rec, "format_version"); v && *v < 2)
+    md << "> Record format " << fmt(*v) << " carries rows but no declarations (axes, headline, prose, plots): "
+          "this report shows the rows only. `scripts/upgrade_record.py` adds today's declarations.\n\n";
 
   md << "| | |\n|---|---|\n";
   std::string g = "**" + cell(gpu) + "**";
@@ -215,73 +216,121 @@ int table(std::ostream& md, std::vector<json const*> const& rows) {
 
 struct section {
   std::string id;
-  json meta = json::object();  // the experiments[] entry, if any
+  experiment_entry const* entry = nullptr;  // the experiments[] entry, if any
   std::vector<json const*> rows;
 };
 
-/// One line per experiment: its best verified row (highest ratio to its peer, else highest
-/// GB/s or TFLOP/s, else shortest time), so a reader sees each result before the detail.
-void at_a_glance(std::ostream& md, std::vector<section> const& sections) {
-  std::ostringstream t;
-  int n = 0;
-  for (auto const& s : sections) {
-    json const* best = nullptr;
-    for (char const* m : {"ratio_to_peer", "tflops", "gbps"}) {
-      for (auto const* r : s.rows)
-        if (state_of(*r) == row_state::ok && num(*r, m) && (!best || *num(*r, m) > *num(*best, m))) best = r;
-      if (best) break;
-    }
-    if (!best)
-      for (auto const* r : s.rows)
-        if (state_of(*r) == row_state::ok && (!best || *num(*r, "median_ms") < *num(*best, "median_ms"))) best = r;
-    if (!best) continue;
-    std::string fig;
-    if (auto g = num(*best, "gbps")) fig = fmt(*g) + " GB/s";
-    if (auto tf = num(*best, "tflops")) fig += (fig.empty() ? "" : " · ") + fmt(*tf) + " TFLOP/s";
-    if (fig.empty()) fig = time_text(*best) + " ms";
-    std::string peer = peer_text(*best);
-    t << "| [" << cell(s.id) << "](#" << anchor(s.id) << ") | " << cell(str(*best, "variant", "?")) << " ("
-      << cell(params_text(obj(*best, "params"))) << ") | " << fig << " | " << (peer.empty() ? "—" : peer) << " |\n";
-    ++n;
+std::string figure_text(json const& r, std::string const& metric, experiment_entry const& e) {
+  auto v = metric_value(r, metric);
+  if (!v) return "—";
+  if (metric == "median_ms") {
+    std::string t = fmt(*v) + " ms";
+    if (auto n = num(r, "noise")) t += " ± " + pct(*n);
+    return t;
   }
-  if (n == 0) return;
-  md << "### At a glance: each experiment's best verified row\n\n"
-     << "| experiment | best row | figure | vs peer |\n|---|---|--:|--:|\n"
-     << t.str() << "\n";
+  std::string unit = e.metric(metric) ? e.metric(metric)->unit : "";
+  return fmt(*v) + (unit.empty() ? "" : " " + unit);
 }
 
-void plot_links(std::ostream& md, std::vector<plot_spec> const& plans, plot_outcome const& po,
-                std::string const& exp) {
-  for (auto const& p : plans) {
-    if (std::find(p.experiments.begin(), p.experiments.end(), exp) == p.experiments.end()) continue;
+/// One line per experiment: the row its declaration names as the answer to its question,
+/// and the comparison it declares (peer, ceiling or a baseline row).
+void at_a_glance(std::ostream& md, std::vector<section> const& sections) {
+  std::ostringstream t;
+  int n = 0, undeclared = 0;
+  for (auto const& s : sections) {
+    if (!s.entry || !s.entry->declared) {
+      ++undeclared;
+      continue;
+    }
+    auto const& e = *s.entry;
+    json const* best = headline_row(e, s.rows);
+    if (!best) continue;
+    auto const& h = e.headline;
+    std::string fig = figure_text(*best, h.best_by, e);
+    if (h.best_by != "gbps" && num(*best, "gbps") && e.metric("gbps")) fig += " · " + fmt(*num(*best, "gbps")) + " GB/s";
+    std::string cmp = "—";
+    if (h.compare == "ratio_to_peer") {
+      if (auto p = peer_text(*best); !p.empty()) cmp = p;
+    } else if (h.compare == "ratio_to_ceiling") {
+      if (auto c = num(*best, "ratio_to_ceiling")) cmp = pct(*c) + " of the copy ceiling";
+    } else if (h.compare == "baseline") {
+      // Compared in the metric the headline ranks by (time, GB/s, cycles), as "N× better/worse":
+      // a ratio below 1 reads badly as a speed.
+      json const* b = baseline_row(e, *best, s.rows);
+      auto vb = b ? metric_value(*b, h.best_by) : std::nullopt;
+      auto v = metric_value(*best, h.best_by);
+      if (b && vb && v && *v > 0 && *vb > 0) {
+        std::string who = cell(str(*b, "variant")) + (str(*b, "variant").empty() ? "" : " ") + "(" +
+                          cell(params_text(obj(*b, "params"))) + ")";
+        double const better = h.higher_is_better ? *v / *vb : *vb / *v;
+        bool const speed = h.best_by == "median_ms" || h.best_by == "gbps" || h.best_by == "tflops";
+        std::string const up = speed ? "faster" : "better", down = speed ? "slower" : "worse";
+        cmp = better >= 1 ? fmt(better) + "× " + up + " than " + who : fmt(1 / better) + "× " + down + " than " + who;
+      }
+    }
+    std::string row = str(*best, "variant");
+    std::string params = params_text(obj(*best, "params"));
+    t << "| [" << cell(s.id) << "](#" << anchor(s.id) << ") | " << cell(h.question) << " | " << cell(row)
+      << (row.empty() ? "" : " ") << "(" << cell(params) << ") | " << fig << " | " << cmp << " |\n";
+    ++n;
+  }
+  if (n == 0 && undeclared == 0) return;
+  md << "### At a glance: each experiment's headline\n\n";
+  if (n > 0)
+    md << "The row each experiment declares as the answer to its question, with the comparison it declares.\n\n"
+       << "| experiment | question | row | figure | compared |\n|---|---|---|--:|---|\n"
+       << t.str() << "\n";
+  if (undeclared > 0)
+    md << "*" << undeclared << " experiment(s) carry no declaration (a format-1 record), so no headline is shown for "
+       << "them.*\n\n";
+}
+
+/// The plots a section links: its declared plots, drawn or not (with why).
+void plot_links(std::ostream& md, experiment_entry const& e, plot_outcome const& po) {
+  for (auto const& p : e.plots) {
     auto it = po.drawn.find(p.file);
-    if (it != po.drawn.end() && it->second)
+    if (it == po.drawn.end()) continue;  // nothing to draw: no timed rows
+    if (it->second)
       md << "![" << p.title << "](plots/" << p.file << ")\n\n";
     else
       md << "*Plot not drawn: `plots/" << p.file << "` (" << p.title << ")" << "; see the note at the top.*\n\n";
   }
 }
 
-void render_section(std::ostream& md, section const& s, std::vector<plot_spec> const& plans,
-                    plot_outcome const& po) {
+void render_section(std::ostream& md, section const& s, plot_outcome const& po) {
   std::string heading = s.id.empty() ? "Rows without an experiment id" : s.id;
   md << "## " << heading << "\n\n";
   std::string line;
-  if (auto d = str(s.meta, "description"); !d.empty()) line += "*" + d + "*";
-  if (auto sr = str(s.meta, "seed_ref"); !sr.empty()) line += (line.empty() ? "" : " · ") + std::string("seed ") + sr;
-  std::string status = str(s.meta, "status");
+  experiment_entry const* e = s.entry;
+  if (e && !e->description.empty()) line += "*" + e->description + "*";
+  if (e && !e->seed_ref.empty()) line += (line.empty() ? "" : " · ") + std::string("seed ") + e->seed_ref;
+  std::string status = e ? e->status : "";
   if (!status.empty()) line += (line.empty() ? "" : " · ") + std::string("status **") + status + "**";
   if (!line.empty()) md << line << "\n\n";
   if (status == "aborted")
     md << "> ⚠ This experiment was **aborted**: the rows below are those recorded before it stopped.\n\n";
   else if (status == "failed")
     md << "> ❌ This experiment **failed**: at least one row failed verification or stopped with an error.\n\n";
-  else if (s.meta.empty() && !s.id.empty())
+  else if (!e && !s.id.empty())
     md << "> This experiment is not in the record's list of experiments; its rows are shown as found.\n\n";
 
-  if (technique const* t = find_technique(s.id)) {
-    md << t->prose << "\n\n";
-    if (!t->seed_note.empty()) md << "**The seed's figure.** " << t->seed_note << "\n\n";
+  if (e && e->declared) {
+    if (!e->shows.empty()) md << e->shows << "\n\n";
+    if (!e->look_for.empty()) md << "**What to look for.** " << e->look_for << "\n\n";
+    if (!e->seed_note.empty()) md << "**The seed's figure.** " << e->seed_note << "\n\n";
+    std::string axes;
+    for (auto const& a : e->axes) {
+      if (a.description.empty() && a.unit.empty()) continue;
+      axes += "- `" + a.name + "`" + (a.unit.empty() ? "" : " (" + a.unit + ")") + ": " + a.description + "\n";
+    }
+    if (!axes.empty()) md << "**Axes.**\n\n" << axes << "\n";
+    if (!e->seed_figures.empty()) {
+      md << "| seed figure | value | GPU | section |\n|---|--:|---|---|\n";
+      for (auto const& f : e->seed_figures)
+        md << "| " << cell(f.label) << " | " << fmt(f.value) << " " << cell(f.unit) << " | " << cell(f.gpu) << " | "
+           << cell(f.section) << " |\n";
+      md << "\n";
+    }
   }
 
   std::vector<json const*> shown, skipped;
@@ -308,78 +357,32 @@ void render_section(std::ostream& md, section const& s, std::vector<plot_spec> c
          << "): " << cell(str(*r, "skipped")) << "\n";
     md << "\n";
   }
-  plot_links(md, plans, po, s.id);
+  if (e) plot_links(md, *e, po);
 }
 
-}  // namespace
-
-int render(report_options const& opt, std::ostream& out, std::ostream& err) {
-  json rec;
-  try {
-    rec = load_record(opt.record_path);
-  } catch (std::exception const& e) {
-    err << "memlab report: " << e.what() << "\n";
-    return 2;
-  }
-  fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.record_path).parent_path() : fs::path(opt.out_dir);
-  if (out_dir.empty()) out_dir = ".";
-  try {
-    fs::create_directories(out_dir);
-  } catch (std::exception const& e) {
-    err << "memlab report: cannot create " << out_dir.string() << ": " << e.what() << "\n";
-    return 2;
-  }
-
-  // Sections: the record's experiments in order, then any experiment seen only in rows.
+/// Sections: the record's experiments in order, then any experiment seen only in rows.
+std::vector<section> sections_of(run_record const& rec) {
   std::vector<section> sections;
   std::map<std::string, std::size_t> index;
-  for (auto const& e : arr(rec, "experiments")) {
-    std::string id = str(e, "id");
-    if (id.empty() || index.count(id)) continue;
-    index[id] = sections.size();
-    sections.push_back({id, e, {}});
+  for (auto const& e : rec.experiments) {
+    if (e.id.empty() || index.count(e.id)) continue;
+    index[e.id] = sections.size();
+    sections.push_back({e.id, &e, {}});
   }
-  for (auto const& r : arr(rec, "rows")) {
-    if (!r.is_object()) continue;
-    std::string id = str(r, "experiment");
+  for (auto const* r : rec.rows) {
+    std::string id = str(*r, "experiment");
     if (!index.count(id)) {
       index[id] = sections.size();
-      sections.push_back({id, json::object(), {}});
+      sections.push_back({id, nullptr, {}});
     }
-    sections[index[id]].rows.push_back(&r);
+    sections[index[id]].rows.push_back(r);
   }
 
-  std::vector<plot_spec> plans;
-  plot_outcome po;
-  try {
-    plans = plan_plots(rec);
-  } catch (std::exception const& e) {
-    po.problem = std::string("could not plan the plots: ") + e.what();
-  }
-  for (auto const& p : plans) po.drawn[p.file] = false;
-  if (opt.plots && !plans.empty()) po = draw_plots(opt.record_path, out_dir.string(), plans, opt.python);
+  return sections;
+}
 
-  std::ostringstream md;
-  header(md, rec);
-
-  if (!plans.empty()) {
-    bool none_drawn = true;
-    for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
-    if (!opt.plots) {
-      md << "> Plots were not drawn (plots turned off).\n\n";
-    } else if (!po.problem.empty()) {
-      md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
-      if (po.problem.find("matplotlib") != std::string::npos)
-        md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
-           << "` again.";
-      md << " Missing:";
-      for (auto const& p : plans)
-        if (!po.drawn[p.file]) md << " `plots/" << p.file << "`";
-      md << "\n\n";
-    }
-  }
-
-  // Summary: counts, then every failed row up front.
+/// Counts by state, the throttled rows, then every failed row with its rerun line.
+void summary(std::ostream& md, std::vector<section> const& sections) {
   int n_ok = 0, n_fail = 0, n_err = 0, n_skip = 0, n_nv = 0, n_nt = 0;
   std::vector<json const*> bad;
   for (auto const& s : sections)
@@ -392,7 +395,8 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
         case row_state::no_timing: ++n_nt; break;
       }
   std::map<std::string, int> by_status;
-  for (auto const& s : sections) ++by_status[str(s.meta, "status", s.meta.empty() ? "not listed" : "unknown")];
+  for (auto const& s : sections)
+    ++by_status[!s.entry ? "not listed" : s.entry->status.empty() ? "unknown" : s.entry->status];
   md << "## Summary\n\n" << sections.size() << " experiments (";
   bool first = true;
   for (auto const& [k, v] : by_status) {
@@ -434,23 +438,80 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
     }
     md << "\n";
   }
+}
+
+}  // namespace
+
+int render(report_options const& opt, std::ostream& out, std::ostream& err) {
+  run_record rec;
+  try {
+    rec = read_record(opt.record_path);
+  } catch (std::exception const& e) {
+    err << "memlab report: " << e.what() << "\n";
+    return 2;
+  }
+  fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.record_path).parent_path() : fs::path(opt.out_dir);
+  if (out_dir.empty()) out_dir = ".";
+  try {
+    fs::create_directories(out_dir);
+  } catch (std::exception const& e) {
+    err << "memlab report: cannot create " << out_dir.string() << ": " << e.what() << "\n";
+    return 2;
+  }
+
+  std::vector<section> const sections = sections_of(rec);
+
+  // The declared plots of experiments with timed rows to draw.
+  std::vector<std::string> plans;
+  for (auto const& s : sections) {
+    if (!s.entry) continue;
+    bool timed = false;
+    for (auto const* r : s.rows) timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified;
+    if (timed)
+      for (auto const& p : s.entry->plots) plans.push_back(p.file);
+  }
+  plot_outcome po;
+  for (auto const& p : plans) po.drawn[p] = false;
+  if (opt.plots && !plans.empty()) po = draw_plots(opt.record_path, out_dir.string(), plans, opt.python);
+  json const& doc = rec.doc;
+
+  std::ostringstream md;
+  header(md, doc);
+
+  if (!plans.empty()) {
+    bool none_drawn = true;
+    for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
+    if (!opt.plots) {
+      md << "> Plots were not drawn (plots turned off).\n\n";
+    } else if (!po.problem.empty()) {
+      md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
+      if (po.problem.find("matplotlib") != std::string::npos)
+        md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
+           << "` again.";
+      md << " Missing:";
+      for (auto const& p : plans)
+        if (!po.drawn[p]) md << " `plots/" << p << "`";
+      md << "\n\n";
+    }
+  }
+
+  summary(md, sections);
   if (sections.empty()) md << "*The record holds no experiments and no rows.*\n\n";
   at_a_glance(md, sections);
-  plot_links(md, plans, po, "");
 
   if (!sections.empty()) {
     md << "## Contents\n\n";
     for (auto const& s : sections) {
       std::string h = s.id.empty() ? "Rows without an experiment id" : s.id;
       md << "- [" << h << "](#" << anchor(h) << ")";
-      if (auto st = str(s.meta, "status"); !st.empty() && st != "completed") md << " (" << st << ")";
+      if (s.entry && !s.entry->status.empty() && s.entry->status != "completed") md << " (" << s.entry->status << ")";
       md << "\n";
     }
     md << "\n";
   }
   for (auto const& s : sections) {
     try {
-      render_section(md, s, plans, po);
+      render_section(md, s, po);
     } catch (std::exception const& e) {  // a malformed section must not lose the others
       md << "> This section could not be rendered: " << e.what() << "\n\n";
     }
@@ -478,6 +539,25 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
       err << "memlab report: install matplotlib with: " << install_matplotlib_hint << "\n";
   }
   return 0;
+}
+
+std::string run_markdown(json const& record) {
+  run_record const rec = check_record(record, "run.json");
+  std::vector<section> const sections = sections_of(rec);
+  std::ostringstream md;
+  header(md, rec.doc);
+  summary(md, sections);
+  for (auto const& s : sections) {
+    md << "## " << (s.id.empty() ? "Rows without an experiment id" : s.id) << "\n\n";
+    std::vector<json const*> shown, skipped;
+    for (auto const* r : s.rows) (state_of(*r) == row_state::skipped ? skipped : shown).push_back(r);
+    if (!shown.empty()) table(md, shown);
+    for (auto const* r : skipped)
+      md << "- skipped: " << cell(str(*r, "variant", "?")) << " (" << cell(params_text(obj(*r, "params"))) << "): "
+         << cell(str(*r, "skipped")) << "\n";
+    md << "\n";
+  }
+  return md.str();
 }
 
 }  // namespace memlab::report

@@ -2,6 +2,7 @@
 // The report: Markdown and PNG plots from a run record, and the compare of two runs.
 // The record (run.json) is the only thing read here.
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace memlab::report {
@@ -16,6 +17,11 @@ struct report_options {
 /// Writes out_dir/report.md (and PNGs). Returns the process exit code (0 ok);
 /// one-line errors go to `err`.
 int render(report_options const& opt, std::ostream& out, std::ostream& err);
+
+/// The run's own Markdown (run.md, `memlab run` on stdout): the report's header, summary and
+/// one table per experiment, from the same reader and table code as report.md, without
+/// prose or plots. Throws record_error when `record` does not have the record's shape.
+std::string run_markdown(nlohmann::json const& record);
 
 struct compare_options {
   std::string baseline;      ///< A.json

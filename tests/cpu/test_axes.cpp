@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/runner.hpp"
+#include "memlab/error.hpp"
 
 using namespace memlab::bench;
 
@@ -80,4 +81,46 @@ TEST(Registry, SelectsIdsAndFamiliesAndRejectsUnknownNames) {
   auto def = reg.select({});
   EXPECT_FALSE(def.empty());
   EXPECT_EQ(def.front()->family(), "ceilings") << "ceilings run first";
+}
+
+namespace {
+
+std::string add_error(experiment e) {
+  try {
+    registry::instance().add(std::move(e));
+  } catch (memlab::error const& x) {
+    return x.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+/// A declaration that names what the experiment lacks would draw an empty plot or pick no
+/// headline; registration refuses it, naming the experiment and the name.
+TEST(Registry, RefusesADeclarationNamingAnAxisOrMetricItLacks) {
+  experiment e = sample_experiment();
+  e.id = "demo.declared";
+  EXPECT_THROW(e.describe_axis("nope", "bytes", "x"), memlab::error);
+  e.describe_axis("size", "bytes", "bytes copied", true);
+  EXPECT_EQ(e.axes[2].unit, "bytes");
+  EXPECT_TRUE(e.axes[2].log_scale);
+  e.metrics = {metrics::time(), metrics::gbps()};
+
+  experiment bad_x = e;
+  bad_x.plots = {line_plot("p.png", "t", "elements", "gbps")};
+  EXPECT_NE(add_error(bad_x).find("plot p.png has x axis 'elements'"), std::string::npos) << add_error(bad_x);
+  experiment bad_y = e;
+  bad_y.plots = {line_plot("p.png", "t", "n", "tflops")};
+  EXPECT_NE(add_error(bad_y).find("undeclared metric 'tflops'"), std::string::npos);
+  experiment bad_headline = e;
+  bad_headline.headline = best_row("q?", {{"shape", {"max"}}}, "gbps");
+  EXPECT_NE(add_error(bad_headline).find("headline names axis 'shape'"), std::string::npos);
+  experiment no_baseline = e;
+  no_baseline.headline = best_row("q?", {{"n", {"max"}}}, "median_ms", "baseline");
+  EXPECT_NE(add_error(no_baseline).find("names none"), std::string::npos);
+  EXPECT_FALSE(no_baseline.headline.higher_is_better);  // a time is better low
+  EXPECT_TRUE(best_row("q?", {}, "gbps").higher_is_better);
+  EXPECT_FALSE(best_row("q?", {}, "extra.cycles_per_load").higher_is_better);
+  EXPECT_EQ(registry::instance().find("demo.declared"), nullptr);  // none of them was added
 }

@@ -124,9 +124,9 @@ TEST(Compare, RowsInOnlyOneRunAreListed) {
 
 TEST(Compare, ParamsMatchWhateverTheirOrderInTheFile) {
   scratch_dir d;
-  std::string a = R"({"device":{"name":"G"},"rows":[{"experiment":"demo.copy","variant":"v",
+  std::string a = R"({"format_version":1,"device":{"name":"G"},"rows":[{"experiment":"demo.copy","variant":"v",
       "params":{"m":1,"k":2},"median_ms":1.0,"noise":0.01,"verified":"passed"}]})";
-  std::string b = R"({"device":{"name":"G"},"rows":[{"experiment":"demo.copy","variant":"v",
+  std::string b = R"({"format_version":1,"device":{"name":"G"},"rows":[{"experiment":"demo.copy","variant":"v",
       "params":{"k":2,"m":1},"median_ms":1.0,"noise":0.01,"verified":"passed"}]})";
   memlab::report::compare_options o;
   o.baseline = d.write("a.json", a);

@@ -7,11 +7,19 @@
 
 #include "bench/record.hpp"
 #include "memlab/error.hpp"
+#include "report/report.hpp"
 
 using namespace memlab::bench;
 namespace fs = std::filesystem;
 
 namespace {
+
+/// run.md as memlab run writes it: the report's renderer over the record's JSON.
+std::string markdown_of(run_record rec) {
+  rec.meta["format_version"] = record_format_version;
+  rec.meta["experiments"] = nlohmann::json::array();
+  return memlab::report::run_markdown(rec.to_json());
+}
 row sample_row(verdict v) {
   row r;
   r.experiment = "coalescing.offset";
@@ -89,9 +97,9 @@ TEST(Record, FailedRowsShowInEveryView) {
   run_record rec;
   rec.rows.push_back(sample_row(verdict::passed));
   rec.rows.push_back(sample_row(verdict::failed));
-  auto md = to_markdown(rec);
+  auto md = markdown_of(rec);
   EXPECT_NE(md.find("**FAILED**"), std::string::npos);
-  EXPECT_NE(md.find("## Failures"), std::string::npos);
+  EXPECT_NE(md.find("### ❌ Failed rows"), std::string::npos);
   auto csv = to_csv(rec);
   EXPECT_NE(csv.find(",failed,"), std::string::npos);
   EXPECT_NE(csv.find("7 of 10 differ"), std::string::npos);
@@ -109,7 +117,7 @@ TEST(Record, SkippedAndErrorRowsKeepTheirReason) {
   row e = sample_row(verdict::not_verified);
   e.error = "out of device memory: cudaErrorMemoryAllocation";
   rec.rows.push_back(e);
-  auto md = to_markdown(rec);
+  auto md = markdown_of(rec);
   EXPECT_NE(md.find("needs compute capability 9.0"), std::string::npos);
   EXPECT_NE(md.find("out of device memory"), std::string::npos);
   auto j = rec.to_json();
@@ -141,6 +149,6 @@ TEST(Record, TimingAndGpuStateRoundTrip) {
   EXPECT_TRUE(to_json(sample_row(verdict::passed))["throttled"].is_null());
   run_record rec;
   rec.rows.push_back(r);
-  EXPECT_NE(to_markdown(rec).find("⚠ throttled"), std::string::npos);
+  EXPECT_NE(markdown_of(rec).find("⚠ throttled"), std::string::npos);
   EXPECT_NE(to_csv(rec).find(",graph_batch,40,true\n"), std::string::npos) << to_csv(rec);
 }

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "report/catalog.hpp"
 #include "report/plots.hpp"
+#include "report/record.hpp"
 #include "report/record_view.hpp"
 #include "report/report.hpp"
 #include "test_report_util.hpp"
@@ -23,6 +23,8 @@ using memlab::test::slurp;
 std::string const data_dir = MEMLAB_TEST_DATA_DIR;
 std::string const complete_fixture = data_dir + "/synthetic_run_h100.json";
 std::string const partial_fixture = data_dir + "/synthetic_run_partial.json";
+std::string const reference_record = std::string(MEMLAB_SOURCE_DIR) + "/results/nvidia-h200/run.json";
+std::string const format1_record = std::string(MEMLAB_SOURCE_DIR) + "/results/nvidia-h200/earlier/reference-ffd0a65.json";
 
 struct rendered {
   int rc;
@@ -57,20 +59,73 @@ TEST(Report, CompleteRecordHasHeaderSectionsAndSeedFigures) {
   json rec = json::parse(slurp(complete_fixture));
   for (auto const& e : rec["experiments"])
     EXPECT_EQ(count_of(r.md, "\n## " + e["id"].get<std::string>() + "\n"), 1) << e["id"];
-  // The seeds' figures beside this GPU's.
-  for (char const* fig : {"790 GB/s", "119.9 GB/s", "195.5 GB/s", "12.8 GB/s", "199.4 GB/s", "83.6 ms", "+50%"})
+  // The seeds' figures, from the record's declarations, as a table beside this GPU's rows.
+  for (char const* fig : {"| offsetCopy, aligned | 790 GB/s | Tesla V100 | 000 §9.2.1.3 |",
+                          "| sharedABMultiply | 196 GB/s | Tesla V100 | 000 §9.2.3.2 |",
+                          "| TILE_SIZE 64 | 83.6 ms | Tesla P100 | 001 §2 |", "**+50%**"})
     EXPECT_NE(r.md.find(fig), std::string::npos) << fig;
+  // Axes with their units and meaning, and the prose, come from the record too.
+  EXPECT_NE(r.md.find("- `offset` (elements): first element read, in floats past a 128-byte boundary"),
+            std::string::npos);
+  EXPECT_NE(r.md.find("**What to look for.** The dips between multiples of 8"), std::string::npos);
   // Tables carry time with noise, bandwidth, ratio to the peer and the model.
   EXPECT_NE(r.md.find("| variant | params | median ms ± noise |"), std::string::npos);
   EXPECT_NE(r.md.find("of cublas"), std::string::npos);
   EXPECT_NE(r.md.find("of cudaMemcpy D2D"), std::string::npos);
   EXPECT_NE(r.md.find("measured/model"), std::string::npos);
   EXPECT_NE(r.md.find("local_bytes=15.8 KiB"), std::string::npos);  // registers and spills beside the time
-  // At a glance: each experiment's best verified row, before the sections (the failed 4097 row is not it).
+  // At a glance: each experiment's declared headline row, before the sections. gemm.ladder's is the
+  // best rung at 8192^3 against cuBLAS (the failed 4097 row is never it).
   auto glance = r.md.find("### At a glance");
   ASSERT_NE(glance, std::string::npos);
-  EXPECT_LT(glance, r.md.find("\n## ceilings\n"));
-  EXPECT_NE(r.md.find("| [gemm.ladder](#gemmladder) | cp_async_128x128 (shape=4096) |", glance), std::string::npos);
+  EXPECT_LT(glance, r.md.find("\n## ceilings.d2d_copy\n"));
+  auto ladder = r.md.find("| [gemm.ladder](#gemmladder) | How close does the best rung come to cuBLAS SGEMM at 8192³? | "
+                          "cp_async_128x128 (shape=8192) |",
+                          glance);
+  ASSERT_NE(ladder, std::string::npos) << r.md.substr(glance, 3000);
+  EXPECT_NE(r.md.find("of cublas |", ladder), std::string::npos);
+  // A baseline comparison: coalescing.offset's offset 1 against offset 0.
+  EXPECT_NE(r.md.find("× slower than (elements=134217728, offset=0) |", glance), std::string::npos)
+      << r.md.substr(glance, 3000);
+}
+
+/// The issue's two wrong headlines, on the committed H200 run: transpose's must be a transposing
+/// kernel at the largest size, reduce's the largest size's best step, each against its peer.
+TEST(Report, HeadlinesAreTheDeclaredRowsOnTheReferenceRun) {
+  scratch_dir d;
+  auto r = render(reference_record, d);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto glance = r.md.find("### At a glance");
+  ASSERT_NE(glance, std::string::npos);
+  auto line = [&](std::string const& id) {
+    auto at = r.md.find("| [" + id + "](", glance);
+    return at == std::string::npos ? std::string() : r.md.substr(at, r.md.find('\n', at) - at);
+  };
+  std::string transpose = line("transpose.square");
+  EXPECT_NE(transpose.find("| tile64 (n=8192, raster_group=32) |"), std::string::npos) << transpose;
+  EXPECT_NE(transpose.find("of cublasSgeam |"), std::string::npos) << transpose;
+  EXPECT_EQ(transpose.find("| copy ("), std::string::npos) << transpose;
+  std::string reduce = line("reduce.sum");
+  EXPECT_NE(reduce.find("(dtype=float, elements=268435456) |"), std::string::npos) << reduce;
+  EXPECT_NE(reduce.find("of cub |"), std::string::npos) << reduce;
+  std::string ladder = line("gemm.ladder");
+  EXPECT_NE(ladder.find("shape=8192) |"), std::string::npos) << ladder;
+  // Every experiment with verified rows has its headline line.
+  for (char const* id : {"coalescing.offset", "coalescing.stride", "gemm.guide_ab", "l2.persist", "transfer.bandwidth",
+                         "smem.bank_stride", "async.copy_compute"})
+    EXPECT_FALSE(line(id).empty()) << id;
+}
+
+/// Format-1 records (results/nvidia-h200/earlier/) still render: rows, no declarations.
+TEST(Report, FormatOneRecordRendersItsRowsWithoutDeclarations) {
+  scratch_dir d;
+  auto r = render(format1_record, d);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.md.find("carries rows but no declarations"), std::string::npos);
+  EXPECT_NE(r.md.find("\n## transpose.square\n"), std::string::npos);
+  EXPECT_NE(r.md.find("| variant | params | median ms ± noise |"), std::string::npos);
+  EXPECT_EQ(r.md.find("**What to look for.**"), std::string::npos);
+  EXPECT_NE(r.md.find("carry no declaration (a format-1 record)"), std::string::npos);
 }
 
 TEST(Report, FailedRowsStandOutAndSkippedRowsGiveReasons) {
@@ -97,9 +152,9 @@ TEST(Report, WithoutPlotsTheMarkdownIsStillWrittenAndNamesTheMissingPlots) {
   EXPECT_NE(r.md.find("Plots were not drawn"), std::string::npos);
   EXPECT_NE(r.md.find("python3-matplotlib"), std::string::npos);
   EXPECT_NE(r.md.find("pip install matplotlib"), std::string::npos);
-  for (char const* png : {"roofline.png", "coalescing_offset.png", "coalescing_stride.png", "transfer_bandwidth.png",
+  for (char const* png : {"coalescing_offset.png", "coalescing_stride.png", "transfer_bandwidth.png",
                           "transfer_overlap.png", "l2_persist.png", "seed_thread_tile.png", "seed_smem_tile.png",
-                          "gemm_ladder.png", "transfer_timeline.png"})
+                          "gemm_ladder.png", "reduce_sum.png"})
     EXPECT_NE(r.md.find(std::string("`plots/") + png + "`"), std::string::npos) << png;
   EXPECT_EQ(r.md.find("![", 0), std::string::npos) << "no image links to PNGs that do not exist";
   EXPECT_NE(r.err.find("python3-matplotlib"), std::string::npos) << r.err;  // the install command, printed
@@ -115,39 +170,38 @@ TEST(Report, PartialRecordRendersWithNotes) {
   EXPECT_NE(r.md.find("was **aborted**"), std::string::npos);
   EXPECT_NE(r.md.find("lack fields"), std::string::npos);
   EXPECT_NE(r.md.find("## Rows without an experiment id"), std::string::npos);
+  EXPECT_NE(r.md.find("## smem.unlisted"), std::string::npos);
+  EXPECT_NE(r.md.find("not in the record's list of experiments"), std::string::npos);
   EXPECT_NE(r.md.find("**ERROR**: cudaErrorLaunchOutOfResources"), std::string::npos);
   EXPECT_NE(r.md.find("## l2.persist"), std::string::npos);  // listed with no rows
   EXPECT_NE(r.md.find("No rows were recorded"), std::string::npos);
   EXPECT_NE(r.md.find("## transfer.overlap"), std::string::npos);
 }
 
-TEST(Report, OddlyShapedRecordsNeverThrow) {
+/// A record of the wrong shape is refused with one line naming the first offending path, exit 2,
+/// and no report: an empty report for a broken file would pass for a run that measured nothing.
+TEST(Report, WrongShapeIsAOneLineErrorNamingThePath) {
   scratch_dir d;
-  for (std::string const& text :
-       {std::string(R"({"rows": []})"), std::string(R"({"device": null, "rows": [null, 3, "x", {}]})"),
-        std::string(R"({"experiments": [{"id": 5}, "x", {"id": "a.b", "status": 7}], "rows": {"not": "a list"}})"),
-        std::string(R"({"synthetic_fixture": "yes", "format_version": "1", "memlab": [], "aborted": 3,
-                        "experiments": null, "rows": [{"experiment": "a.b", "skipped": true, "error": 5}]})"),
-        std::string(R"({"device": {"name": 12}, "ceilings": 3, "timing": [], "finished": 0,
-                        "rows": [{"experiment": "a.b", "params": [1, 2], "predicted": {"gbps": "x"},
-                                  "extra": {"timeline": 5}, "verification": 3, "median_ms": "1"}]})")}) {
+  for (auto const& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"rows": "nope"})", "odd.json: rows: expected an array, found a string"},
+           {R"({"format_version": 2, "experiments": [], "rows": "nope"})", "odd.json: rows: expected an array, found a string"},
+           {R"({"rows": []})", "odd.json: missing key 'format_version'"},
+           {R"({"format_version": 3, "rows": []})", "odd.json: format_version: expected 1 or 2, found 3"},
+           {R"({"format_version": 2, "rows": []})", "odd.json: missing key 'experiments'"},
+           {R"({"format_version": 1, "rows": [{"experiment": "a.b", "variant": "", "params": {}}, null]})",
+            "odd.json: rows[1]: expected an object, found null"},
+           {R"({"format_version": 1, "rows": [{"experiment": "a.b", "variant": "", "params": [1, 2]}]})",
+            "odd.json: rows[0].params: expected an object, found an array"},
+           {R"({"format_version": 1, "rows": [{"experiment": "a.b", "variant": "", "params": {}, "median_ms": "1"}]})",
+            "odd.json: rows[0].median_ms: expected a number or null, found a string"},
+           {R"({"format_version": 2, "rows": [], "experiments": [{"id": "a.b", "axes": []}]})",
+            "odd.json: experiments[0]: missing key 'metrics'"},
+           {R"({"format_version": 1, "device": [], "rows": []})", "odd.json: device: expected an object or null, found an array"}}) {
     auto r = render(d.write("odd.json", text), d);
-    EXPECT_EQ(r.rc, 0) << text << "\n" << r.err;
-    EXPECT_NE(r.md.find("# memlab report"), std::string::npos) << text;
-  }
-}
-
-TEST(Report, UnreadableFileIsAOneLineErrorAndExitTwo) {
-  scratch_dir d;
-  for (auto const& [name, text] : std::vector<std::pair<std::string, std::string>>{
-           {"missing.json", ""}, {"garbage.json", "this is not json"}, {"array.json", "[1, 2, 3]"},
-           {"other.json", R"({"name": "a package.json, not a record"})"}}) {
-    std::string path = text.empty() ? d.file(name) : d.write(name, text);
-    auto r = render(path, d);
-    EXPECT_EQ(r.rc, 2) << name;
-    EXPECT_EQ(count_of(r.err, "\n"), 1) << name << ": " << r.err;
-    EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
-    EXPECT_TRUE(r.md.empty()) << name << ": no report for an unreadable record";
+    EXPECT_EQ(r.rc, 2) << text;
+    EXPECT_EQ(count_of(r.err, "\n"), 1) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << text << "\n" << r.err;
+    EXPECT_TRUE(r.md.empty()) << text;
   }
 }
 
@@ -168,18 +222,26 @@ TEST(Report, PlotsAreDrawnWhenMatplotlibIsThere) {
   scratch_dir d;
   auto r = render(complete_fixture, d, /*plots=*/true);
   ASSERT_EQ(r.rc, 0) << r.err;
-  json rec = json::parse(slurp(complete_fixture));
-  auto plans = memlab::report::detail::plan_plots(rec);
-  ASSERT_GE(plans.size(), 10u);
-  for (auto const& p : plans) {
-    fs::path png = d.path() / "plots" / p.file;
-    ASSERT_TRUE(fs::exists(png)) << p.file << "\n" << slurp(d.file("plots/plots.log"));
-    std::ifstream f(png, std::ios::binary);
-    char magic[4] = {};
-    f.read(magic, 4);
-    EXPECT_EQ(std::string(magic + 1, 3), "PNG") << p.file;
-    EXPECT_NE(r.md.find("](plots/" + p.file + ")"), std::string::npos) << p.file;
+  // Every declared plot of an experiment with rows is drawn and linked from its section.
+  auto rec = memlab::report::read_record(complete_fixture);
+  std::size_t n = 0;
+  for (auto const& e : rec.experiments) {
+    bool timed = false;  // an experiment whose rows were all skipped has nothing to draw
+    for (auto const* row : rec.rows)
+      timed |= (*row)["experiment"] == e.id && (*row)["median_ms"].is_number() && !(*row)["skipped"].is_string();
+    if (!timed) continue;
+    for (auto const& p : e.plots) {
+      ++n;
+      fs::path png = d.path() / "plots" / p.file;
+      ASSERT_TRUE(fs::exists(png)) << p.file << "\n" << slurp(d.file("plots/plots.log"));
+      std::ifstream f(png, std::ios::binary);
+      char magic[4] = {};
+      f.read(magic, 4);
+      EXPECT_EQ(std::string(magic + 1, 3), "PNG") << p.file;
+      EXPECT_NE(r.md.find("](plots/" + p.file + ")"), std::string::npos) << p.file;
+    }
   }
+  EXPECT_GE(n, 10u);
   EXPECT_EQ(r.md.find("Plot not drawn"), std::string::npos);
   // A partial record draws what it can and still succeeds.
   scratch_dir d2;

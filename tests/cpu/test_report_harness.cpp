@@ -45,7 +45,11 @@ std::string write_record(scratch_dir const& d, std::string const& name, double s
   rec.meta["command_line"] = "memlab run coalescing.offset";
   rec.meta["device"] = {{"name", "NVIDIA H100 80GB HBM3"}, {"cc", "9.0"}, {"sm_count", 132}};
   rec.meta["ceilings"] = {{"d2d_copy_gbps", 2900.0}, {"fp32_peak_tflops", nullptr}};
-  rec.meta["experiments"] = {{{"id", "coalescing.offset"}, {"description", "offsetCopy"}, {"status", "completed"}}};
+  // The experiment's entry as the runner writes it: the registered declaration, points and status.
+  auto entry = memlab::bench::declaration_json(*memlab::bench::registry::instance().find("coalescing.offset"));
+  entry["points"] = 4;
+  entry["status"] = "completed";
+  rec.meta["experiments"] = nlohmann::json::array({entry});
   for (int off : {0, 1, 2, 8})
     rec.rows.push_back(harness_row("offset_copy", off, (off % 8 == 0 ? 0.185 : 0.2) * (off == 1 ? slowdown : 1.0)));
   if (nan_row) {
@@ -85,6 +89,58 @@ TEST(ReportHarness, ComparesTwoRecordsTheHarnessWrote) {
   std::ostringstream out, err;
   EXPECT_EQ(memlab::report::compare(o, out, err), 1) << out.str() << err.str();
   EXPECT_NE(out.str().find("**4 rows in both**: 0 faster, 1 slower, 3 same"), std::string::npos) << out.str();
+}
+
+/// An experiment nobody told the report about: its declaration alone (as the runner writes it)
+/// gives the report its headline, axes, seed figure and plot. Nothing is registered elsewhere.
+TEST(ReportHarness, ANewExperimentNeedsNothingButItsDeclaration) {
+  namespace mb = memlab::bench;
+  mb::experiment e;
+  e.id = "newfamily.copy";
+  e.description = "a copy nobody has seen before";
+  e.axes = {mb::variant_axis({"plain", "wide"}), mb::pow2_axis("bytes", 20, 22)};
+  e.describe_axis("variant", "", "how each thread copies");
+  e.describe_axis("bytes", "bytes", "bytes copied", true);
+  e.metrics = {mb::metrics::time(), mb::metrics::gbps()};
+  e.headline = mb::best_row("Does the wide copy beat the plain one at the largest size?",
+                            {{"bytes", {"max"}}, {"variant", {"wide"}}}, "gbps", "baseline", {{"variant", {"plain"}}});
+  e.seed_figures = {{"plain copy", 700, "GB/s", "Tesla V100", "000 §9", {{"variant", "plain"}, {"bytes", "4194304"}}}};
+  e.prose = {"A copy.", "The wide line above the plain one.", ""};
+  e.plots = {mb::line_plot("newfamily_copy.png", "Copy bandwidth against size", "bytes", "gbps", {"variant"})};
+  auto entry = mb::declaration_json(e);
+  entry["points"] = 6;
+  entry["status"] = "completed";
+
+  scratch_dir d;
+  mb::run_record rec(d.file("run.json"));
+  rec.meta["format_version"] = mb::record_format_version;
+  rec.meta["experiments"] = nlohmann::json::array({entry});
+  for (std::string v : {"plain", "wide"})
+    for (std::int64_t b : {1 << 20, 1 << 21, 1 << 22}) {
+      mb::row r;
+      r.experiment = e.id;
+      r.variant = v;
+      r.params = {{"bytes", b}};
+      r.median_ms = (v == "wide" ? 0.5 : 1.0) * static_cast<double>(b) / 1e9;
+      r.gbps = 2.0 * static_cast<double>(b) / (*r.median_ms * 1e6);
+      r.check.status = mb::verdict::passed;
+      rec.rows.push_back(r);
+    }
+  rec.flush();
+  memlab::report::report_options o;
+  o.record_path = rec.path();
+  o.plots = false;
+  std::ostringstream out, err;
+  ASSERT_EQ(memlab::report::render(o, out, err), 0) << err.str();
+  std::string md = slurp(d.file("report.md"));
+  EXPECT_NE(md.find("| [newfamily.copy](#newfamilycopy) | Does the wide copy beat the plain one at the largest size? | "
+                    "wide (bytes=4 MiB) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("2× faster than plain (bytes=4 MiB) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- `bytes` (bytes): bytes copied"), std::string::npos);
+  EXPECT_NE(md.find("| plain copy | 700 GB/s | Tesla V100 | 000 §9 |"), std::string::npos);
+  EXPECT_NE(md.find("`plots/newfamily_copy.png`"), std::string::npos);  // declared, linked (not drawn here)
 }
 
 }  // namespace

@@ -5,12 +5,18 @@ Every number here is made up (shaped like an H100 run so the report and plots
 have something realistic to draw); none was measured. The records say so with
 "synthetic_fixture": true, and the report prints that warning at the top.
 
-    python3 tests/data/make_synthetic_fixtures.py   # rewrites tests/data/synthetic_*.json
+    python3 tests/data/make_synthetic_fixtures.py build/rec/memlab   # rewrites tests/data/synthetic_*.json
+
+Each experiment entry carries the declaration that memlab (`memlab list --json`) prints,
+as a record written by that build would; ctest's record.schema test fails when a fixture's
+declarations differ from the build's, so the fixtures cannot drift from the experiments.
 """
 import json
 import math
 import os
 import random
+import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 rng = random.Random(20261122)
@@ -57,12 +63,13 @@ def complete():
     def exp(i, d, seed, status="completed"):
         exps.append({"id": i, "description": d, "seed_ref": seed, "status": status})
 
-    exp("ceilings", "Measured ceilings: cudaMemcpy D2D bandwidth and the FP32 FMA peak", "")
+    exp("ceilings.d2d_copy", "measured bandwidth ceiling: cudaMemcpy device-to-device", "")
     nb = 2 * 512 << 20
-    rows.append(row("ceilings", "d2d_memcpy", {"mib": 512}, nb / (D2D * 1e6), nb,
+    rows.append(row("ceilings.d2d_copy", "", {"mib": 512}, nb / (D2D * 1e6), nb,
                     predicted={"gbps": 3352.3, "model": "theoretical DRAM bandwidth"}))
     fl = 2.0 * 132 * 2048 * 4096
-    rows.append(row("ceilings", "fp32_fma", {"mib": 512}, fl / (FP32 * 1e9), 0, fl, verified="not_verified",
+    exp("ceilings.fp32_fma", "measured arithmetic ceiling: FP32 FMA rate", "")
+    rows.append(row("ceilings.fp32_fma", "", {}, fl / (FP32 * 1e9), 0, fl, verified="not_verified",
                     extra={"blocks": 528, "threads": 512, "iterations": 4096}))
 
     exp("coalescing.offset", "offsetCopy: a copy shifted by `offset` floats", "000 §9.2.1.3")
@@ -71,7 +78,7 @@ def complete():
         sectors = 4 if off % 8 == 0 else 5
         g = (2890.0 if sectors == 4 else 2745.0) * rng.uniform(0.99, 1.01)
         nbytes = 2 * 4 * n
-        rows.append(row("coalescing.offset", "offset_copy", {"offset": off, "elements": n}, nbytes / (g * 1e6),
+        rows.append(row("coalescing.offset", "", {"offset": off, "elements": n}, nbytes / (g * 1e6),
                         nbytes, ceiling=True,
                         predicted={"sectors_per_request": sectors, "gbps": D2D * 4 / sectors}))
     exp("coalescing.stride", "strideCopy: every stride-th float", "000 §9.2.1.4")
@@ -79,7 +86,7 @@ def complete():
         eff = D2D / min(s, 8) * (0.97 if s < 8 else 0.82)
         g = eff * rng.uniform(0.98, 1.02)
         nbytes = 2 * 4 * (n // 4)
-        rows.append(row("coalescing.stride", "stride_copy", {"stride": s}, nbytes / (g * 1e6), nbytes,
+        rows.append(row("coalescing.stride", "", {"stride": s, "elements": n // 4}, nbytes / (g * 1e6), nbytes,
                         ceiling=True, predicted={"sectors_per_request": min(s, 8) * 4, "gbps": D2D / min(s, 8)}))
 
     exp("gemm.seed_thread_tile", "Seed 001: TILE_SIZE x TILE_SIZE outputs per thread", "001 §1-2")
@@ -87,14 +94,14 @@ def complete():
     p100 = {1: 3.282611, 2: 2.271091, 4: 2.107053, 8: 2.077536, 16: 7.368474, 32: 25.815271, 64: 83.601498}
     for t, ms, regs, spill in [(1, 1.9, 32, 0), (2, 0.85, 40, 0), (4, 0.61, 72, 0), (8, 0.66, 168, 0),
                                (16, 3.1, 255, 720), (32, 14.2, 255, 3900), (64, 61.0, 255, 16200)]:
-        rows.append(row("gemm.seed_thread_tile", "thread_tile", {"tile": t, "n": m}, ms,
+        rows.append(row("gemm.seed_thread_tile", "", {"tile": t, "n": m}, ms,
                         3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36,
                         extra={"registers": regs, "local_bytes": spill, "seed_p100_ms": p100[t]}))
     exp("gemm.seed_smem_tile", "Seed 001/004: shared-memory tiles", "001 §3, 004")
     for t, ms in [(1, 31.0, ), (2, 5.2), (4, 1.4), (8, 0.98), (16, 0.84), (32, 0.88)]:
-        rows.append(row("gemm.seed_smem_tile", "smem_tile", {"tile": t, "shape": "1024"}, ms,
+        rows.append(row("gemm.seed_smem_tile", "", {"tile": t, "shape": "1024"}, ms,
                         3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36, extra={"seed_p100_ms": {1: 62.395489, 2: 10.850624, 4: 2.765997, 8: 2.107232, 16: 1.849939, 32: 1.928793}[t]}))
-        rows.append(row("gemm.seed_smem_tile", "smem_tile", {"tile": t, "shape": "1000x1100x900"}, ms * 0.95,
+        rows.append(row("gemm.seed_smem_tile", "", {"tile": t, "shape": "1000x1100x900"}, ms * 0.95,
                         3 * 4 * m * m, 2.0 * m ** 3, peer="cublas", peer_ms=0.36))
     exp("gemm.guide_ab", "The Guide's C = AB with a thin A (M x 32) and B (32 x N)", "000 §9.2.3.2")
     for v, g in [("simple", 1490.0), ("coalesced", 1710.0), ("shared_ab", 2380.0)]:
@@ -108,7 +115,7 @@ def complete():
 
     exp("gemm.ladder", "FP32 GEMM ladder against cuBLAS", "001, 004, 000 §9.2.3", status="failed")
     ladder = [("naive", 0.018), ("coalesced", 0.11), ("smem_tiled", 0.16), ("blocktile_1d", 0.37),
-              ("blocktile_2d", 0.62), ("vectorized", 0.71), ("bank_free", 0.78), ("warp_tiled", 0.89),
+              ("blocktile_2d", 0.62), ("vectorized", 0.71), ("smem_padded", 0.78), ("warp_tiled", 0.89),
               ("cp_async_128x128", 0.965)]
     shapes = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
               (4097, 4097, 4097), (3000, 5000, 2000)]
@@ -173,17 +180,17 @@ def complete():
     exp("smem.bank_stride", "A warp reading shared memory with stride s", "003")
     for s in range(1, 33):
         deg = math.gcd(s, 32)
-        rows.append(row("smem.bank_stride", "bank_stride", {"elem_bits": 32, "stride": s},
+        rows.append(row("smem.bank_stride", "", {"elem_bits": 32, "stride": s},
                         0.0021 * deg * rng.uniform(0.97, 1.05), verified="passed",
                         predicted={"wavefronts": deg, "conflict_degree": deg, "gcd_rule_degree": deg}))
 
     exp("reduce.sum", "Sum of floats: the reduction ladder against CUB", "003")
-    for v, frac in [("interleaved", 0.21), ("sequential", 0.33), ("first_add_on_load", 0.61), ("warp_shuffle", 0.79),
-                    ("vector_loads", 0.93), ("single_pass", 1.02)]:
+    for v, frac in [("interleaved", 0.21), ("sequential", 0.33), ("first_add", 0.61), ("warp_shuffle", 0.79),
+                    ("vectorized", 0.93), ("single_pass", 1.02)]:
         for e in [20, 24, 28]:
             nbytes = 4.0 * (1 << e)
             cubms = nbytes / (2750e6 if e == 28 else 1900e6)
-            rows.append(row("reduce.sum", v, {"elements": 1 << e, "type": "float"}, cubms / frac, nbytes,
+            rows.append(row("reduce.sum", v, {"dtype": "float", "elements": 1 << e}, cubms / frac, nbytes,
                             float(1 << e), peer="cub", peer_ms=cubms))
     exp("l2.persist", "The Guide's sliding-window benchmark", "000 §9.2.2")
     for pol, fn in [("none", lambda f: 1.0), ("hit_ratio_1", lambda f: 1.45 if f <= 1 else 0.92),
@@ -194,15 +201,17 @@ def complete():
             rows.append(row("l2.persist", pol, {"persist_fraction": f, "streaming_mib": 1024}, nbytes / (g * 1e6), nbytes,
                             extra={"hit_ratio": 1.0 if pol == "hit_ratio_1" else round(min(1.0, 1 / f), 3)}))
     exp("async.copy_compute", "Copy-and-compute through shared memory", "002")
-    for v in ["plain", "cg_memcpy_async", "barrier", "pipeline_1", "pipeline_3", "bulk_copy"]:
-        for c in [1, 8, 32]:
+    for v in ["plain", "cg_memcpy_async", "cuda_barrier", "pipeline_1stage", "pipeline_3stage", "bulk_copy"]:
+        for c in [0, 16, 64, 256]:
             base = 1.6 + 0.05 * c
-            speed = {"plain": 1.0, "cg_memcpy_async": 1.05, "barrier": 1.08, "pipeline_1": 1.06,
-                     "pipeline_3": 1.4 if 4 < c < 64 else 1.1, "bulk_copy": 1.45 if 4 < c < 64 else 1.12}[v]
-            rows.append(row("async.copy_compute", v, {"compute": c, "elem_bytes": 16}, base / speed,
-                            2.0 * (1 << 30), 2.0 * c * (1 << 28), extra={"stages": 3 if v == "pipeline_3" else 1}))
+            speed = {"plain": 1.0, "cg_memcpy_async": 1.05, "cuda_barrier": 1.08, "pipeline_1stage": 1.06,
+                     "pipeline_3stage": 1.4 if 4 < c < 128 else 1.1,
+                     "bulk_copy": 1.45 if 4 < c < 128 else 1.12}[v]
+            rows.append(row("async.copy_compute", v, {"aligned": 1, "blocks_per_sm": 2, "element_bytes": 16,
+                                                      "fmas": c, "mib": 128}, base / speed,
+                            2.0 * (1 << 30), 2.0 * c * (1 << 28), extra={"stages": 3 if v == "pipeline_3stage" else 1}))
 
-    return {"format_version": 1, "synthetic_fixture": True,
+    return {"format_version": 2, "synthetic_fixture": True,
             "note": "SYNTHETIC TEST FIXTURE: made-up numbers shaped like an H100 run; not a measurement",
             "memlab": {"version": "0.1.0", "git_revision": "synthetic000"},
             "command_line": "memlab run all -o results/synthetic (synthetic fixture)",
@@ -218,22 +227,21 @@ def complete():
 
 
 def partial():
-    """An interrupted run: no finish time, an aborted experiment, rows missing keys or with odd types."""
+    """An interrupted run: no finish time, aborted experiments, rows without timing or verification,
+    an error row, rows of an experiment missing from the list and a row without an experiment id.
+    (Rows of the wrong shape are the reader's tests: tests/cpu/test_report.cpp.)"""
     full = complete()
     keep = {"coalescing.offset", "gemm.seed_thread_tile"}
     rows = [r for r in full["rows"] if r["experiment"] in keep][:12]
     del rows[0]["median_ms"]                 # a row without its timing
     del rows[1]["verified"]                  # ... without a verification status
-    rows[2]["params"] = None                 # ... with params null
-    rows[3]["gbps"] = "fast"                 # ... with a number of the wrong type
-    rows[4]["predicted"] = 3                 # ... a predicted that is not an object
-    rows.append({"experiment": "transfer.overlap", "variant": "staged"})   # bare row
-    rows.append({"variant": "orphan", "median_ms": 1.0})                   # no experiment id
-    rows.append({"experiment": "gemm.seed_thread_tile", "variant": "thread_tile", "params": {"tile": 64},
+    rows.append({"experiment": "transfer.overlap", "variant": "staged", "params": {}})   # bare row
+    rows.append({"experiment": "", "variant": "orphan", "params": {}, "median_ms": 1.0})  # no experiment id
+    rows.append({"experiment": "gemm.seed_thread_tile", "variant": "", "params": {"tile": 64},
                  "median_ms": None, "error": "cudaErrorLaunchOutOfResources: too many resources requested"})
-    rows.append({"experiment": "transfer.overlap", "variant": "staged",
-                 "extra": {"timeline": [{"stream": 1, "op": "h2d", "start_ms": 0}, "junk", 7]}})
-    return {"format_version": 1, "synthetic_fixture": True,
+    rows.append({"experiment": "smem.unlisted", "variant": "", "params": {"stride": 1}, "median_ms": 0.5,
+                 "verified": "passed"})  # an experiment the record does not list
+    return {"format_version": 2, "synthetic_fixture": True,
             "note": "SYNTHETIC TEST FIXTURE: an interrupted run with malformed rows",
             "memlab": {"version": "0.1.0"}, "command_line": "memlab run coalescing gemm transfer",
             "started": "2026-11-22T01:00:00Z", "finished": None,
@@ -248,8 +256,25 @@ def partial():
             "rows": rows}
 
 
+def declare(rec, decls):
+    """Each experiment entry gets its declaration, as the runner writes it."""
+    for e in rec["experiments"]:
+        d = decls[e["id"]]
+        for k in ("description", "seed_ref", "axes", "metrics", "headline", "seed_figures", "prose", "plots", "ceiling"):
+            e[k] = d[k]
+        e.setdefault("points", sum(1 for r in rec["rows"] if r.get("experiment") == e["id"]))
+        e.setdefault("status", "completed")
+    return rec
+
+
 def main():
-    for name, rec in [("synthetic_run_h100.json", complete()), ("synthetic_run_partial.json", partial())]:
+    if len(sys.argv) != 2:
+        print("usage: make_synthetic_fixtures.py MEMLAB_EXE", file=sys.stderr)
+        return 2
+    out = subprocess.run([sys.argv[1], "list", "--json"], check=True, capture_output=True, text=True).stdout
+    decls = {d["id"]: d for d in json.loads(out)}
+    for name, rec in [("synthetic_run_h100.json", declare(complete(), decls)),
+                      ("synthetic_run_partial.json", declare(partial(), decls))]:
         with open(os.path.join(HERE, name), "w") as f:
             json.dump(rec, f, indent=None, separators=(",", ":"))
             f.write("\n")
@@ -257,4 +282,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

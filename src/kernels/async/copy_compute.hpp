@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string>
 
+#include "memlab/detail/splitmix64.hpp"
+
 namespace memlab::async {
 
 /// How a batch travels from global to shared memory.
@@ -70,11 +72,7 @@ void copy_compute(copy_compute_config const& cfg, void* out, void const* in, std
 /// The value of float number `index` for `seed`: k / 32768 with k in [-32768, 32767],
 /// from a splitmix64 hash. Quantised so a host reference can tabulate chain() once.
 __host__ __device__ constexpr std::uint32_t quantized_code(std::uint64_t seed, std::uint64_t index) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<std::uint32_t>(z >> 48);  // 16 bits
+  return static_cast<std::uint32_t>(memlab::detail::splitmix64(seed, index) >> 48);  // 16 bits
 }
 __host__ __device__ constexpr float quantized_value(std::uint32_t code) {
   return static_cast<float>(static_cast<int>(code) - 32768) / 32768.0f;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/async/copy_compute.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace memlab::async::reference {
 
@@ -29,23 +30,6 @@ inline std::vector<float> const& chain_table(int fmas) {
   return cache.emplace(fmas, std::move(t)).first->second;
 }
 
-/// Runs f(begin, end) over [0, n) on the host's threads.
-template <class F>
-void parallel_for(std::size_t n, F const& f) {
-  unsigned const threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  if (n < (std::size_t{1} << 16) || threads == 1) {
-    f(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::size_t const chunk = (n + threads - 1) / threads;
-  for (unsigned t = 0; t < threads; ++t) {
-    std::size_t const b = t * chunk, e = std::min(n, b + chunk);
-    if (b < e) pool.emplace_back([&f, b, e] { f(b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
-
 /// The floats copy_compute writes for `n` elements of `element_bytes`, batches of
 /// `block_threads`, inputs fill_quantized(seed).
 inline std::vector<float> copy_compute(std::size_t n, int element_bytes, int block_threads, int fmas,
@@ -54,7 +38,7 @@ inline std::vector<float> copy_compute(std::size_t n, int element_bytes, int blo
   std::size_t const B = static_cast<std::size_t>(block_threads);
   std::vector<float> const& table = chain_table(fmas);
   std::vector<float> out(n * comps);
-  parallel_for(n, [&](std::size_t b, std::size_t e) {
+  memlab::detail::host_parallel_for(n, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
       std::size_t const base = i / B * B;
       std::size_t const count = std::min(B, n - base);
@@ -73,7 +57,7 @@ inline std::vector<float> copy_compute(std::size_t n, int element_bytes, int blo
 inline std::vector<float> entanglement(std::size_t n, int fmas, std::uint64_t seed) {
   std::vector<float> const& table = chain_table(fmas);
   std::vector<float> out(4 * n);
-  parallel_for(4 * n, [&](std::size_t b, std::size_t e) {
+  memlab::detail::host_parallel_for(4 * n, [&](std::size_t b, std::size_t e) {
     for (std::size_t f = b; f < e; ++f) out[f] = table[quantized_code(seed, f)];
   });
   return out;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "memlab/detail/splitmix64.hpp"
+
 namespace memlab::l2 {
 
 /// streaming[i] = 2 * streaming[i] + persistent[i % n_persistent] for i < n_streaming
@@ -77,10 +79,7 @@ class sliding_window_graph {
 
 /// Seeded 32-bit values for the experiments and tests (splitmix64, low 32 bits).
 __host__ __device__ constexpr std::uint32_t hash_value(std::uint64_t seed, std::uint64_t index) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return static_cast<std::uint32_t>(z ^ (z >> 31));
+  return static_cast<std::uint32_t>(memlab::detail::splitmix64(seed, index));
 }
 
 /// data[i] = hash_value(seed, i) on the device.

@@ -9,27 +9,9 @@
 #include <vector>
 
 #include "memlab/buffer.hpp"
+#include "memlab/detail/host_parallel.hpp"
 
 namespace memlab::transfer {
-
-/// Runs body(begin, end) over [0, n) split across up to 8 host threads (fills and checks
-/// of 100 MiB+ host buffers would otherwise dominate an experiment's wall time).
-template <class Body>
-void host_parallel_for(std::size_t n, Body&& body) {
-  unsigned const hw = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-  std::size_t const threads = n < (std::size_t{1} << 20) ? 1 : hw;
-  if (threads == 1) {
-    body(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::size_t const step = (n + threads - 1) / threads;
-  for (std::size_t t = 0; t < threads; ++t) {
-    std::size_t const b = std::min(n, t * step), e = std::min(n, b + step);
-    if (b < e) pool.emplace_back([&body, b, e] { body(b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
 
 /// Times work spread over several streams: `start` is recorded on streams[0], every other
 /// stream waits on it, `issue()` enqueues the work, then streams[0] waits on every other

@@ -198,7 +198,7 @@ void fill_pattern_host(void* p, std::size_t bytes, std::uint64_t seed) {
   if (bytes == 0) return;
   MEMLAB_EXPECTS(p != nullptr, "null buffer");
   auto* b = static_cast<unsigned char*>(p);
-  host_parallel_for(bytes / 8, [&](std::size_t lo, std::size_t hi) {
+  memlab::detail::host_parallel_for(bytes / 8, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) {
       std::uint64_t const v = pattern_word(i, seed);
       std::memcpy(b + 8 * i, &v, 8);
@@ -241,7 +241,7 @@ void fill_random_floats(float* p, std::size_t n, std::uint64_t seed) {
   MEMLAB_EXPECTS(p != nullptr, "null buffer");
   std::uint64_t const s = seed ^ 0x2545F4914F6CDD1Dull;
   // 24 random bits per float: exactly representable values in [-1, 1). Word k feeds floats 2k, 2k+1.
-  host_parallel_for((n + 1) / 2, [&](std::size_t lo, std::size_t hi) {
+  memlab::detail::host_parallel_for((n + 1) / 2, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t k = lo; k < hi; ++k) {
       std::uint64_t const v = pattern_word(k, s);
       p[2 * k] = static_cast<float>(static_cast<std::int32_t>(v & 0xFFFFFFu) - 0x800000) * (1.0f / 8388608.0f);

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memlab/detail/splitmix64.hpp"
+
 namespace memlab::transfer {
 
 // ---- batching: scattered pieces <-> one packed buffer -------------------------------
@@ -42,10 +44,7 @@ void affine_accumulate(float const* in, float* out, std::size_t n, float a, cuda
 /// 64-bit word i of the pattern for `seed` (splitmix64 of the index): the host and the
 /// device compute the same words, so a copy can be checked without the reverse copy.
 __host__ __device__ constexpr std::uint64_t pattern_word(std::uint64_t i, std::uint64_t seed) {
-  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return memlab::detail::splitmix64(seed, i);
 }
 /// Writes the pattern into host memory (`bytes` a multiple of 8).
 void fill_pattern_host(void* p, std::size_t bytes, std::uint64_t seed);
