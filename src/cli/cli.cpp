@@ -183,6 +183,9 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   report_cmd->add_option("record", rep.record_path, "run.json")->required();
   report_cmd->add_option("-o,--output", rep.out_dir, "Output folder (default: the record's folder)");
   report_cmd->add_flag("--no-plots", no_plots, "Markdown only");
+  report_cmd->add_flag("--headlines", rep.headlines,
+                       "Print only the headline table (each experiment's declared answer) on stdout, linked to the "
+                       "record's report.md; writes nothing (the README's table is this)");
 
   // memlab compare
   auto* compare_cmd = app.add_subcommand("compare", "Compare two run records row by row");

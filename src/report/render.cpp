@@ -234,7 +234,9 @@ std::string figure_text(json const& r, std::string const& metric, experiment_ent
 
 /// One line per experiment: the row its declaration names as the answer to its question,
 /// and the comparison it declares (peer, ceiling or a baseline row).
-void at_a_glance(std::ostream& md, std::vector<section> const& sections) {
+/// `links`: where each experiment's name points: "" for the report's own sections, or a
+/// path to a report.md (the README's table, generated with `memlab report --headlines`).
+void at_a_glance(std::ostream& md, std::vector<section> const& sections, std::string const& links = "") {
   std::ostringstream t;
   int n = 0, undeclared = 0;
   for (auto const& s : sections) {
@@ -270,7 +272,7 @@ void at_a_glance(std::ostream& md, std::vector<section> const& sections) {
     }
     std::string row = str(*best, "variant");
     std::string params = params_text(obj(*best, "params"));
-    t << "| [" << cell(s.id) << "](#" << anchor(s.id) << ") | " << cell(h.question) << " | " << cell(row)
+    t << "| [" << cell(s.id) << "](" << links << "#" << anchor(s.id) << ") | " << cell(h.question) << " | " << cell(row)
       << (row.empty() ? "" : " ") << "(" << cell(params) << ") | " << fig << " | " << cmp << " |\n";
     ++n;
   }
@@ -449,6 +451,11 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
   } catch (std::exception const& e) {
     err << "memlab report: " << e.what() << "\n";
     return 2;
+  }
+  if (opt.headlines) {  // only the headline table, on `out`, its links into the record's report.md
+    fs::path const report = fs::path(opt.record_path).parent_path() / "report.md";
+    at_a_glance(out, sections_of(rec), report.generic_string());
+    return 0;
   }
   fs::path out_dir = opt.out_dir.empty() ? fs::path(opt.record_path).parent_path() : fs::path(opt.out_dir);
   if (out_dir.empty()) out_dir = ".";

@@ -12,6 +12,7 @@ struct report_options {
   std::string out_dir;      ///< "" = the record's folder
   bool plots = true;        ///< draw PNGs with matplotlib (python3) when available
   std::string python;       ///< "" = search ($MEMLAB_PYTHON, python3, /usr/bin/python3); else only this one
+  bool headlines = false;   ///< print only the headline table (Markdown) on stdout; write nothing
 };
 
 /// Writes out_dir/report.md (and PNGs). Returns the process exit code (0 ok);
