@@ -425,25 +425,19 @@ class record_sink final : public run_sink {
     for (auto const& [key, value] : info.items())
       if (!rec_.meta.contains(key)) rec_.meta[key] = value;
   }
-  void begin_experiment(std::string const& id, int points) override {
-    points_ = points;
-    failed_ = 0;
-    (void)id;
-  }
+  void begin_experiment(std::string const&, int points) override { points_ = points; }
   void begin_point(std::string const&, std::string const&) override {}
   void add_row(row const& r) override {
     rec_.rows.push_back(r);
     ++sum_.rows;
     if (r.error) {
       ++sum_.errors;
-      ++failed_;
     } else if (r.skipped) {
       ++sum_.skipped;
     } else if (r.check.status == verdict::passed) {
       ++sum_.passed;
     } else if (r.check.status == verdict::failed) {
       ++sum_.failed;
-      ++failed_;
     } else {
       ++sum_.not_verified;
     }
@@ -467,7 +461,7 @@ class record_sink final : public run_sink {
  private:
   run_record& rec_;
   run_summary& sum_;
-  int points_ = 0, failed_ = 0;
+  int points_ = 0;
 };
 
 nlohmann::json build_json() {

@@ -158,6 +158,16 @@ void entanglement_body(state& s) {
   s.set_extra("grid_blocks", cfg.grid_blocks);
 }
 
+/// The axes copy_compute and copy_alignment share, described once.
+void describe_copy_axes(experiment& e) {
+  e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
+  e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
+  e.describe_axis("blocks_per_sm", "blocks", "resident blocks per SM");
+  e.describe_axis("element_bytes", "bytes", "bytes per copied element");
+  e.describe_axis("aligned", "", "1: cuda::aligned_size_t<16> promises 16-byte alignment");
+  e.describe_axis("mib", "MiB", "MiB copied");
+}
+
 registrar const copy_compute_reg{[] {
   experiment e;
   e.id = "async.copy_compute";
@@ -180,12 +190,7 @@ registrar const copy_compute_reg{[] {
   e.axes[5].max_value = 4096;
   e.ceiling = ceiling_relation::peer;
   e.body = copy_compute_body;
-  e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
-  e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
-  e.describe_axis("blocks_per_sm", "blocks", "resident blocks per SM");
-  e.describe_axis("element_bytes", "bytes", "bytes per copied element");
-  e.describe_axis("aligned", "", "1: cuda::aligned_size_t<16> promises 16-byte alignment");
-  e.describe_axis("mib", "MiB", "MiB copied");
+  describe_copy_axes(e);
   e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
   e.headline = best_row("When copy and compute cost about the same, what does the best asynchronous copy gain?",
                         {{"fmas", {"64"}}, {"blocks_per_sm", {"2"}}, {"variant", {"!plain"}}}, "median_ms", "baseline",
@@ -224,12 +229,7 @@ registrar const alignment_reg{[] {
   e.axes[5].max_value = 4096;
   e.ceiling = ceiling_relation::peer;
   e.body = copy_compute_body;
-  e.describe_axis("variant", "", "how a batch reaches shared memory: registers, cg::memcpy_async, cuda::barrier, cuda::pipeline (1-4 stages), bulk copy");
-  e.describe_axis("fmas", "FMAs", "FMAs per element after the copy (the compute)");
-  e.describe_axis("blocks_per_sm", "blocks", "resident blocks per SM");
-  e.describe_axis("element_bytes", "bytes", "bytes per copied element");
-  e.describe_axis("aligned", "", "1: cuda::aligned_size_t<16> promises 16-byte alignment");
-  e.describe_axis("mib", "MiB", "MiB copied");
+  describe_copy_axes(e);
   e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
   e.headline = best_row("Does promising 16-byte alignment speed up a 4-byte-element asynchronous copy?",
                         {{"variant", {"pipeline_2stage"}}, {"element_bytes", {"4"}}, {"aligned", {"1"}},
