@@ -112,22 +112,25 @@ void state::exec(launcher const& launch) {
   row_.retakes = retakes;
 }
 
-void state::exec_peer(std::string const& name, launcher const& launch) {
+measurement const& state::measured_in_point(std::string const& name, launcher const& launch) {
+  // One measurement per point (the variant axis aside): every variant's row sees the same.
   std::string key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
   auto it = ctx_->peer_cache.find(key);
   if (it == ctx_->peer_cache.end()) it = ctx_->peer_cache.emplace(key, ctx_->measure(launch)).first;
-  set_peer(name, it->second.summary.median);
-  row_.extra["peer_noise"] = it->second.noise.noise;
-  row_.extra["peer_timing"] = {{"method", it->second.method}, {"batch", it->second.batch}};
+  return it->second;
+}
+
+void state::exec_peer(std::string const& name, launcher const& launch) {
+  measurement const& m = measured_in_point(name, launch);
+  set_peer(name, m.summary.median);
+  row_.extra["peer_noise"] = m.noise.noise;
+  row_.extra["peer_timing"] = {{"method", m.method}, {"batch", m.batch}};
 }
 
 sample_summary state::measure(launcher const& launch) { return ctx_->measure(launch).summary; }
 
 sample_summary state::measure_once(std::string const& name, launcher const& launch) {
-  std::string key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
-  auto it = ctx_->peer_cache.find(key);
-  if (it == ctx_->peer_cache.end()) it = ctx_->peer_cache.emplace(key, ctx_->measure(launch)).first;
-  return it->second.summary;
+  return measured_in_point(name, launch).summary;
 }
 
 void state::set_samples(std::vector<double> const& ms, std::string const& method) {

@@ -148,6 +148,8 @@ class state {
 
  private:
   void take(measurement const& m);
+  /// exec_peer's and measure_once's cache: `launch` measured once per point and name.
+  measurement const& measured_in_point(std::string const& name, launcher const& launch);
 
   run_context* ctx_;
   experiment const* exp_;
