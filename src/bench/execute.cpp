@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "bench/affinity.hpp"
 #include "bench/image.hpp"
 #include "memlab/error.hpp"
 
@@ -160,8 +161,10 @@ execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> co
   auto& reg = registry::instance();
   device_info const dev = query_device(plan.device);
   MEMLAB_CUDA_CHECK(cudaSetDevice(plan.device));
+  // Before any host buffer or thread exists: what they touch lands on the GPU's node.
+  nlohmann::json const affinity = bind_near_device(pci_bus_id(dev));
   run_context ctx(dev, plan.timing, plan.quick, plan.seed);
-  nlohmann::json info = {{"image", to_json(running_image())}, {"nvml", ctx.gpu().status()}};
+  nlohmann::json info = {{"image", to_json(running_image())}, {"nvml", ctx.gpu().status()}, {"host_affinity", affinity}};
   if (plan.first_slice) {
     if (!plan.timing.profile) {  // what a launch costs by itself, timed like the rows
       info["launch_floor"] = ctx.launch_floor();

@@ -14,7 +14,7 @@ struct measurement {
   sample_summary summary;          ///< of the per-launch times, in ms
   noise_estimate noise;            ///< what the row reports as `noise`
   std::string method = "events";  ///< "events", "graph_batch", "launch_batch", "host"
-  int batch = 1;                   ///< launches per sample
+  int batch = 1;                   ///< N: a sample is (time of 2N launches - time of N) / N
   std::string note;                ///< why a batch was not a graph, when it was not
   gpu_window gpu;                  ///< NVML before and after the samples (gpu null: not read)
 
@@ -25,8 +25,13 @@ struct measurement {
                         {"noise_method", noise.method},
                         {"noise_bootstrap", noise.bootstrap},
                         {"noise_chunks", noise.chunk_spread ? nlohmann::json(*noise.chunk_spread) : nlohmann::json()},
+                        {"noise_floor", noise.floor},
                         {"rel_stdev", summary.noise}};
     if (!note.empty()) j["note"] = note;
+    if (batch > 1) {
+      j["per_launch"] = "slope: (time of 2N launches - time of N launches) / N";
+      j["cache"] = "warm: launches back to back, each finds what the previous one left in L2";
+    }
     return j;
   }
 };

@@ -190,13 +190,13 @@ std::vector<std::map<std::string, param_value>> expand_points(experiment const& 
 
 // ------------------------------------------------------------------ run context
 
-namespace {
-
 std::string pci_bus_id(device_info const& d) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", d.pci_domain, d.pci_bus, d.pci_device);
   return buf;
 }
+
+namespace {
 
 /// An instantiated graph of N captured launches; destroyed with the measurement.
 struct graph_exec {
@@ -261,6 +261,65 @@ run_context::run_context(device_info dev, timing_options timing, bool quick, std
   gpu_ = std::make_unique<gpu_monitor>(pci_bus_id(device_));
 }
 
+/// A microsecond launch, timed as the slope of batches: one sample is the time of 2N launches
+/// back to back minus the time of N, over N. What a single batch's time also holds cancels:
+/// the graph launch, the first launch's cold L2 (the flush comes before each batch) and the
+/// drain at the end; so the result no longer depends on N, which the probe picks from noisy
+/// single launches. N is a power of two sized from one timed batch (back to back, launches
+/// overlap their gaps, so they are shorter than the probe's).
+std::vector<double> run_context::sample_batches(launcher const& launch, int n, timing_options const& t,
+                                                measurement& m) {
+  cudaStream_t const s = stream_.get();
+  auto timed = [&](auto const& issue) {
+    if (timing_.cold) flush_.fill_bytes(0, s);
+    start_.record(s);
+    issue();
+    stop_.record(s);
+    stop_.synchronize();
+    return static_cast<double>(stop_.elapsed_since(start_));
+  };
+  auto launches = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      launch(s);
+      MEMLAB_CHECK_LAUNCH();
+    }
+  };
+  n = pow2_at_least(n);
+  graph_exec g1, g2;
+  std::string why;
+  bool graph = capture(launch, s, n, g1, &why) && capture(launch, s, 2 * n, g2, &why);
+  auto run = [&](graph_exec const& g) { MEMLAB_CUDA_CHECK(cudaGraphLaunch(g.exec, s)); };
+  double const per = (graph ? timed([&] { run(g1); }) : timed([&] { launches(n); })) / n;  // uploads g1
+  if (per * n < 0.5 * batch_target_ms && n < max_batch) {
+    int const bigger = pow2_at_least(batch_size_for(per));
+    if (bigger > n) {
+      n = bigger;
+      if (graph) {
+        graph_exec b1, b2;
+        if (capture(launch, s, n, b1, &why) && capture(launch, s, 2 * n, b2, &why)) {
+          std::swap(g1.exec, b1.exec);
+          std::swap(g2.exec, b2.exec);
+        } else {
+          graph = false;
+        }
+      }
+    }
+  }
+  if (graph) {  // uploads both graphs
+    (void)timed([&] { run(g1); });
+    (void)timed([&] { run(g2); });
+  }
+  m.batch = n;
+  m.method = graph ? "graph_batch" : "launch_batch";
+  if (!graph) m.note = why + "; timed as back-to-back launches";
+  auto const slope = [&] {
+    double const one = graph ? timed([&] { run(g1); }) : timed([&] { launches(n); });
+    double const two = graph ? timed([&] { run(g2); }) : timed([&] { launches(2 * n); });
+    return (two - one) / n;
+  };
+  return sample_until_stable(slope, t, 3 * n);
+}
+
 measurement run_context::measure(launcher const& launch) {
   cudaStream_t const s = stream_.get();
   measurement m;
@@ -296,39 +355,7 @@ measurement run_context::measure(launcher const& launch) {
     if (n == 1) {
       samples = sample_until_stable([&] { return timed(one, 1); }, t);
     } else {
-      // Back to back, launches overlap their gaps, so a launch in a batch is shorter than the
-      // probe's: one timed batch resizes N so the batch really reaches batch_target_ms.
-      graph_exec g;
-      std::string why;
-      bool const graph = capture(launch, s, n, g, &why);
-      auto run_graph = [&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(g.exec, s)); };
-      auto run_launches = [&] {
-        for (int i = 0; i < n; ++i) one();
-      };
-      double const per = graph ? timed(run_graph, n) : timed(run_launches, n);  // also uploads the graph
-      if (per * n < 0.5 * batch_target_ms && n < max_batch) {
-        int const bigger = std::max(n, batch_size_for(per));
-        if (bigger > n && graph) {
-          graph_exec g2;
-          std::string why2;
-          if (capture(launch, s, bigger, g2, &why2)) {
-            std::swap(g.exec, g2.exec);
-            n = bigger;
-            (void)timed(run_graph, n);  // uploads the new graph
-          }
-        } else if (bigger > n) {
-          n = bigger;
-        }
-      }
-      m.batch = n;
-      if (graph) {
-        m.method = "graph_batch";
-        samples = sample_until_stable([&] { return timed(run_graph, n); }, t, n);
-      } else {
-        m.method = "launch_batch";
-        m.note = why + "; timed as back-to-back launches";
-        samples = sample_until_stable([&] { return timed(run_launches, n); }, t, n);
-      }
+      samples = sample_batches(launch, n, t, m);
     }
   }
   std::optional<gpu_reading> const after = gpu_->read();

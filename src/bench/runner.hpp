@@ -35,6 +35,9 @@ std::vector<param_value> parse_axis_values(axis const& ax, std::string const& te
 std::vector<std::map<std::string, param_value>> expand_points(experiment const& exp, bool quick,
                                                               std::vector<axis_override> const& overrides);
 
+/// The device's PCI address as sysfs and NVML spell it: "0000:65:00.0".
+std::string pci_bus_id(device_info const& d);
+
 /// What the runner shares with every state of a run.
 class run_context {
  public:
@@ -46,8 +49,9 @@ class run_context {
   cudaStream_t stream() const noexcept { return stream_.get(); }
 
   /// The standard sampling policy (see state::exec and docs/timing.md): a launch shorter
-  /// than batch_below_ms is timed in batches (a CUDA graph of N launches, or N back-to-back
-  /// launches when the launcher cannot be captured); NVML is read before and after.
+  /// than batch_below_ms is timed in batches (CUDA graphs of N and 2N launches, or launches
+  /// back to back when the launcher cannot be captured), a sample being the slope (t(2N) -
+  /// t(N)) / N; NVML is read before and after.
   measurement measure(launcher const& launch);
 
   /// NVML for this run's GPU (status() says whether it is there).
@@ -77,6 +81,9 @@ class run_context {
   memlab::device_buffer<char> flush_;  ///< 2x L2, allocated once, memset before cold samples
   std::unique_ptr<gpu_monitor> gpu_;
   std::optional<gpu_reading> last_reading_;
+
+  /// measure()'s batched path: samples (ms per launch) of `launch` in batches of about n.
+  std::vector<double> sample_batches(launcher const& launch, int n, timing_options const& t, measurement& m);
 };
 
 struct run_options {

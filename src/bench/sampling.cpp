@@ -36,6 +36,12 @@ int batch_size_for(double per_launch_ms) {
   return static_cast<int>(std::clamp(n, 2.0, static_cast<double>(max_batch)));
 }
 
+int pow2_at_least(int n) {
+  int p = 1;
+  while (p < n && p < (1 << 30)) p <<= 1;
+  return p;
+}
+
 timing_options capped(timing_options t, double wall_s, int min_samples) {
   t.timeout_s = std::min(t.timeout_s, wall_s);
   t.min_samples = std::min(t.min_samples, min_samples);

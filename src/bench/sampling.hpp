@@ -45,6 +45,10 @@ inline constexpr int max_batch = 4096;
 /// per_launch_ms), at least 2 and at most max_batch.
 int batch_size_for(double per_launch_ms);
 
+/// The smallest power of two >= n (1 for n <= 1): batch sizes are powers of two, so two runs
+/// whose probes differ a little still time the same N.
+int pow2_at_least(int n);
+
 /// `t` for slow or inherently noisy measurements: at most `wall_s` seconds of sampling and
 /// no more than `min_samples` required samples.
 timing_options capped(timing_options t, double wall_s, int min_samples = 5);

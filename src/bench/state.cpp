@@ -92,6 +92,9 @@ void state::take(measurement const& m) {
   row_.max_ms = s.max;
   row_.samples = s.samples;
   row_.timing = m.timing_json();
+  // Batched launches run back to back: only the first of a batch found L2 flushed, and the
+  // slope cancels it, so the row is warm whatever --hot/--cold asked (timing.cache says so).
+  if (m.batch > 1) row_.cold = false;
   if (!m.gpu.gpu.is_null()) {
     row_.gpu = m.gpu.gpu;
     row_.throttled = m.gpu.throttled;

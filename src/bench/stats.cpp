@@ -71,8 +71,9 @@ std::optional<double> chunk_median_spread(std::vector<double> const& samples_in_
   return (hi - lo) / m;
 }
 
-noise_estimate estimate_noise(std::vector<double> const& samples_in_order) {
+noise_estimate estimate_noise(std::vector<double> const& samples_in_order, double floor) {
   noise_estimate e;
+  e.floor = floor;
   e.bootstrap = bootstrap_median_halfwidth(samples_in_order);
   // The half-width bounds where the true median lies; a second run's median scatters as much
   // again, so the bound on the difference between two runs is sqrt(2) times wider (about 2.8
@@ -88,6 +89,12 @@ noise_estimate estimate_noise(std::vector<double> const& samples_in_order) {
       e.noise = *e.chunk_spread;
       e.method = "chunks";
     }
+  }
+  // Both estimates describe one process's samples; a second process also draws new pages and
+  // a new placement in L2, which neither sees (between_run_noise_floor).
+  if (samples_in_order.size() >= 2 && floor > e.noise) {
+    e.noise = floor;
+    e.method = "floor";
   }
   return e;
 }

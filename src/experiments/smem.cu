@@ -8,8 +8,6 @@
 // the shared-memory pipe, time per warp request is proportional to wavefronts, so the
 // predicted slowdown against stride 1 is wavefronts(s) / wavefronts(1).
 #include <algorithm>
-#include <map>
-#include <tuple>
 #include <vector>
 
 #include "bench/state.hpp"
@@ -133,18 +131,13 @@ struct bank_setup {
   device_buffer<unsigned> fill_dev, out;
 };
 
-/// Times one pattern's kernel; the stride-1 baseline of each element width is measured
-/// once per run and reused, so every row carries its slowdown against stride 1.
+/// The stride-1 baseline of this element width, timed in this point (a row never depends on
+/// which other points ran), so every row carries its slowdown against stride 1.
 double baseline_ms(state& s, bank_setup& b, int elem_bytes, int iters) {
-  static std::map<std::tuple<int, int, int, int>, double> cache;  // (device, elem, iters, grid)
-  auto const key = std::make_tuple(s.device().index, elem_bytes, iters, b.grid);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  sample_summary const m = s.measure([&](cudaStream_t st) {
-    smem::bank_stride_loads(b.fill_dev.data(), b.out.data(), elem_bytes, 1, 1, iters, b.grid, st);
-  });
-  cache[key] = m.median;
-  return m.median;
+  return s.measure([&](cudaStream_t st) {
+              smem::bank_stride_loads(b.fill_dev.data(), b.out.data(), elem_bytes, 1, 1, iters, b.grid, st);
+            })
+      .median;
 }
 
 void bank_point(state& s, int elem_bytes, int stride, int group) {

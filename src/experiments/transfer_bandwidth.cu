@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <string>
 
 #include "bench/state.hpp"
@@ -96,12 +95,6 @@ nlohmann::json const& link_of(device_info const& d) {
   return j;
 }
 
-/// Pageable medians by (direction, bytes), so each pinned row names its pageable peer.
-std::map<std::string, double>& pageable_medians() {
-  static std::map<std::string, double> m;
-  return m;
-}
-
 void bandwidth_body(state& s) {
   std::string const dir = s.get_string("direction");
   std::string const kind = s.variant();
@@ -125,14 +118,21 @@ void bandwidth_body(state& s) {
     dev_check = device_buffer<char>(bytes);
     transfer::fill_pattern_device(dev_src.data(), bytes, seed_out, nullptr);
   }
+  // Both directions at once: forked from the timed stream onto two streams (one per copy
+  // engine) and joined back, so the harness times it like one launch (batched when short:
+  // the fork and join are captured into the graph too).
   memlab::stream sa, sb;
-  std::vector<cudaStream_t> const both_streams = {sa.get(), sb.get()};
-  transfer::fork_join_timer fj(2);
-
-  // The same issue code for the checked run and the timed runs.
-  auto issue_both = [&] {
+  memlab::event fork(cudaEventDisableTiming), join_a(cudaEventDisableTiming), join_b(cudaEventDisableTiming);
+  auto issue_both = [&](cudaStream_t st) {
+    fork.record(st);
+    MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(sa, fork.get(), 0));
+    MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(sb, fork.get(), 0));
     MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dev_dst.data(), host_src->get(), bytes, cudaMemcpyHostToDevice, sa));
     MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host_dst->get(), dev_src.data(), bytes, cudaMemcpyDeviceToHost, sb));
+    join_a.record(sa);
+    join_b.record(sb);
+    MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(st, join_a.get(), 0));
+    MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(st, join_b.get(), 0));
   };
   auto issue_one = [&](cudaStream_t st) {
     if (h2d) MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dev_dst.data(), host_src->get(), bytes, cudaMemcpyHostToDevice, st));
@@ -148,7 +148,8 @@ void bandwidth_body(state& s) {
   if (d2h) std::memset(host_dst->get(), 0xFF, bytes);
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   if (dir == "both") {
-    (void)fj.time(both_streams, issue_both);
+    issue_both(s.stream());
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
   } else if (kind == "pageable") {
     copy_pageable();
   } else {
@@ -173,18 +174,17 @@ void bandwidth_body(state& s) {
   s.add_bytes_read(static_cast<double>(bytes) * (dir == "both" ? 2 : 1));
   s.set_extra("bytes_counted", dir == "both" ? "bytes moved, once per direction: 2 x bytes (H2D and D2H at once)"
                                              : "bytes moved, once (one direction)");
-  // Pageable copies and the two directions at once are slow or noisy by nature (staging,
-  // duplex arbitration): past 16 MiB their sampling is capped to keep the suite's budget.
+  // Pageable copies are slow and noisy by nature (the driver's staging): past 16 MiB their
+  // sampling is capped to keep the suite's budget.
   auto policy = s.timing();
-  if (bytes >= (std::size_t{16} << 20) && (kind == "pageable" || dir == "both")) {
+  if (bytes >= (std::size_t{16} << 20) && kind == "pageable") {
     policy = bench::capped(policy, 0.3);
     s.set_extra("sampling", "capped: at most 0.3 s, at least 5 samples");
   }
   if (dir == "both") {
-    // Two non-default streams, one per copy engine; pageable copies are issued from one
-    // host thread, so the driver's staging serialises most of them.
-    s.set_samples(bench::sample_until_stable([&] { return fj.time(both_streams, issue_both); }, policy));
-    s.set_extra("timed_with", "events around both copies on two streams (fork/join)");
+    // Pageable copies are issued from one host thread, so the driver's staging serialises most of them.
+    s.exec(issue_both);
+    s.set_extra("timed_with", "harness exec: fork onto two streams, one copy each, join back");
   } else if (kind == "pageable") {
     // A pageable cudaMemcpy returns only when the copy is done; events on the legacy stream bracket it.
     memlab::event start, stop;
@@ -201,14 +201,6 @@ void bandwidth_body(state& s) {
   } else {
     s.exec([&](cudaStream_t st) { issue_one(st); });
     s.set_extra("timed_with", "harness exec: cudaMemcpyAsync on the timed stream");
-  }
-
-  std::string const key = dir + "|" + std::to_string(bytes);
-  auto& cache = pageable_medians();
-  if (kind == "pageable") {
-    if (auto const& m = s.result().median_ms) cache[key] = *m;
-  } else if (auto it = cache.find(key); it != cache.end()) {
-    s.set_peer("pageable", it->second);  // ratio_to_peer = pageable time / this time
   }
 
   nlohmann::json const& link = link_of(s.device());

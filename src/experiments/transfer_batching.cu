@@ -9,8 +9,8 @@
 // pieces, both inside the timed region. Model: separate ~ t(1) + (N - 1) x t_call with
 // t_call = t(2) - t(1) (fixed cost per call + piece / BW); packed ~ t(1) + N x piece / BW
 // + t_kernel, so the fixed cost per call is paid once.
+#include <algorithm>
 #include <cstring>
-#include <map>
 #include <string>
 
 #include "bench/state.hpp"
@@ -22,13 +22,6 @@ namespace {
 using namespace memlab;
 using namespace memlab::bench;
 
-/// Separate-copy medians by (direction, piece_bytes, N), for the per-call model only: the
-/// model needs the sweep's N = 1 and N = 2 points and is left out without them.
-std::map<std::string, double>& separate_medians() {
-  static std::map<std::string, double> m;
-  return m;
-}
-
 void batching_body(state& s) {
   std::string const dir = s.get_string("direction");
   bool const packed = s.variant() == "packed";
@@ -38,29 +31,32 @@ void batching_body(state& s) {
   std::size_t const stride = 2 * piece;
   std::size_t const total = n * piece;
 
-  pinned_buffer<char> host(total);
-  device_buffer<char> scattered(n * stride), staging(total);
+  // At least two pieces: the per-call model times one and two separate copies in every point.
+  std::size_t const pieces_allocated = std::max<std::size_t>(n, 2);
+  pinned_buffer<char> host(pieces_allocated * piece);
+  device_buffer<char> scattered(pieces_allocated * stride), staging(total);
   cudaStream_t const st0 = s.stream();
 
+  // The first `count` pieces, one cudaMemcpyAsync each.
+  auto issue_separate = [&](std::size_t count, cudaStream_t st) {
+    for (std::size_t k = 0; k < count; ++k) {
+      if (dir == "h2d")
+        MEMLAB_CUDA_CHECK(cudaMemcpyAsync(scattered.data() + k * stride, host.data() + k * piece, piece,
+                                          cudaMemcpyHostToDevice, st));
+      else
+        MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host.data() + k * piece, scattered.data() + k * stride, piece,
+                                          cudaMemcpyDeviceToHost, st));
+    }
+  };
   auto issue_as = [&](bool as_packed, cudaStream_t st) {
-    if (dir == "h2d") {
-      if (as_packed) {
-        MEMLAB_CUDA_CHECK(cudaMemcpyAsync(staging.data(), host.data(), total, cudaMemcpyHostToDevice, st));
-        transfer::scatter_pieces(staging.data(), scattered.data(), stride, piece, n, st);
-      } else {
-        for (std::size_t k = 0; k < n; ++k)
-          MEMLAB_CUDA_CHECK(cudaMemcpyAsync(scattered.data() + k * stride, host.data() + k * piece, piece,
-                                            cudaMemcpyHostToDevice, st));
-      }
+    if (!as_packed) {
+      issue_separate(n, st);
+    } else if (dir == "h2d") {
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(staging.data(), host.data(), total, cudaMemcpyHostToDevice, st));
+      transfer::scatter_pieces(staging.data(), scattered.data(), stride, piece, n, st);
     } else {
-      if (as_packed) {
-        transfer::gather_pieces(scattered.data(), stride, staging.data(), piece, n, st);
-        MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host.data(), staging.data(), total, cudaMemcpyDeviceToHost, st));
-      } else {
-        for (std::size_t k = 0; k < n; ++k)
-          MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host.data() + k * piece, scattered.data() + k * stride, piece,
-                                            cudaMemcpyDeviceToHost, st));
-      }
+      transfer::gather_pieces(scattered.data(), stride, staging.data(), piece, n, st);
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(host.data(), staging.data(), total, cudaMemcpyDeviceToHost, st));
     }
   };
   auto issue = [&](cudaStream_t st) { issue_as(packed, st); };
@@ -104,17 +100,15 @@ void batching_body(state& s) {
   s.set_extra("copy_calls", packed ? 1 : static_cast<std::int64_t>(n));
   s.exec(issue);
 
-  std::string const key = dir + "|" + std::to_string(piece);
-  auto& cache = separate_medians();
   if (!packed) {
-    if (s.result().median_ms) cache[key + "|" + std::to_string(n)] = *s.result().median_ms;
-    // Linear in N, fitted on N = 1 and N = 2: t(1) carries the one-off cost of a timed
-    // launch, t(2) - t(1) is what each further cudaMemcpyAsync adds.
-    auto t1 = cache.find(key + "|1"), t2 = cache.find(key + "|2");
-    if (t1 != cache.end() && t2 != cache.end())
-      s.set_predicted({{"ms", t1->second + static_cast<double>(n - 1) * (t2->second - t1->second)},
-                       {"per_call_ms", t2->second - t1->second},
-                       {"basis", "t(1) + (N - 1) x (t(2) - t(1)): every call pays a fixed cost"}});
+    // Linear in N, fitted on one and two separate copies timed in this point (a row never
+    // depends on which other points ran): t(1) carries the one-off cost of a timed launch,
+    // t(2) - t(1) is what each further cudaMemcpyAsync adds.
+    double const t1 = s.measure_once("one_copy", [&](cudaStream_t st) { issue_separate(1, st); }).median;
+    double const t2 = s.measure_once("two_copies", [&](cudaStream_t st) { issue_separate(2, st); }).median;
+    s.set_predicted({{"ms", t1 + static_cast<double>(n - 1) * (t2 - t1)},
+                     {"per_call_ms", t2 - t1},
+                     {"basis", "t(1) + (N - 1) x (t(2) - t(1)), t(1) and t(2) timed in the same point"}});
   } else {
     // The peer is the same N pieces copied separately, timed in this point: a row must not
     // depend on which other points ran (`-a variant=packed` alone keeps its peer).

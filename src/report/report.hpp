@@ -33,10 +33,10 @@ struct compare_options {
 
 /// The repeatability check (memlab compare --repeat, docs/timing.md).
 namespace repeat_check {
-inline constexpr double tolerance = 0.03;       ///< rows in scope must agree within 3%
-inline constexpr double long_row_ms = 0.05;     ///< in scope: A's median above 50 us ...
-inline constexpr double small_noise = 0.01;     ///< ... or both rows' noise at most 1%
-inline constexpr double confidence = 0.95;      ///< the reported noise is a 95% bound
+inline constexpr double tolerance = 0.03;        ///< rows above long_row_ms, and headline rows, agree within 3%
+inline constexpr double long_row_ms = 0.05;      ///< the 3% rows: A's median above 50 us
+inline constexpr double short_tolerance = 0.05;  ///< microsecond rows (A's median at most 50 us) within 5%
+inline constexpr double confidence = 0.95;       ///< the reported noise is a 95% bound
 /// The largest fraction of `rows` rows that may differ by more than their noise: 5% plus two
 /// binomial standard deviations of the count (sqrt(0.05 * 0.95 / rows)), so an honest 95%
 /// noise fails this about 2.5% of the time.

@@ -240,17 +240,24 @@ TEST(CompareRepeat, ALongRowBeyondThreePercentFails) {
   auto [a, b] = repeat_pair(100, 0.2, 0.10, 1, 0.05);
   auto r = run_repeat(d, a, b);
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("Rows beyond 3% (1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Rows beyond their tolerance (1)"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("failed"), std::string::npos);
 }
 
-TEST(CompareRepeat, ShortNoisyRowsAreNotHeldToThreePercent) {
+TEST(CompareRepeat, MicrosecondRowsAreHeldToFivePercent) {
   scratch_dir d;
-  // 10 us rows with 8% noise, 5% apart: outside the 3% scope and within their noise.
-  auto [a, b] = repeat_pair(50, 0.01, 0.08, 2, 0.05);
+  // 10 us rows with 8% noise, 4% apart: within the microsecond rows' 5% and their noise.
+  auto [a, b] = repeat_pair(50, 0.01, 0.08, 2, 0.04);
   auto r = run_repeat(d, a, b);
   EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_NE(r.out.find("0 of 50 timed rows are held to 3%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 rows above 50 µs and 0 headline rows are held to 3%, the other 50 (microsecond rows) to 5%"),
+            std::string::npos)
+      << r.out;
+  // 7% apart: beyond 5% even though within the (8%) noise.
+  auto [a2, b2] = repeat_pair(50, 0.01, 0.08, 1, 0.07);
+  auto r2 = run_repeat(d, a2, b2);
+  EXPECT_EQ(r2.rc, 1) << r2.out;
+  EXPECT_NE(r2.out.find("Rows beyond their tolerance (1)"), std::string::npos) << r2.out;
 }
 
 TEST(CompareRepeat, NoiseThatUnderstatesTheSpreadFailsCalibration) {

@@ -88,3 +88,16 @@ TEST(Sampling, BatchSizeReachesTheTargetForShortKernelsOnly) {
   EXPECT_GE(batch_size_for(0.049) * 0.049, batch_target_ms);
   EXPECT_EQ(batch_size_for(1e-7), max_batch);
 }
+
+TEST(Sampling, BatchSizesArePowersOfTwoSoNearbyProbesAgree) {
+  using memlab::bench::pow2_at_least;
+  EXPECT_EQ(pow2_at_least(-3), 1);
+  EXPECT_EQ(pow2_at_least(1), 1);
+  EXPECT_EQ(pow2_at_least(2), 2);
+  EXPECT_EQ(pow2_at_least(3), 4);
+  EXPECT_EQ(pow2_at_least(33), 64);
+  EXPECT_EQ(pow2_at_least(64), 64);
+  EXPECT_EQ(pow2_at_least(max_batch), max_batch);
+  // Probes of 2.9 and 3.1 us ask for 35 and 33 launches: both time 64.
+  EXPECT_EQ(pow2_at_least(batch_size_for(0.0029)), pow2_at_least(batch_size_for(0.0031)));
+}
