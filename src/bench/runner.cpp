@@ -362,7 +362,7 @@ measurement run_context::measure(launcher const& launch) {
   if (before && after) m.gpu = summarize_window(*before, *after);
   if (after) last_reading_ = after;
   m.summary = summarize(samples);
-  m.noise = estimate_noise(samples);
+  m.noise = estimate_noise(samples, m.batch > 1 ? between_run_noise_floor_batched : between_run_noise_floor);
   return m;
 }
 
