@@ -55,6 +55,7 @@ onchip_op parse_onchip_op(std::string const& name);
 
 struct onchip_result {
   double cycles_per_op = 0;
+  double ns_per_op = 0;        ///< %globaltimer over the same timed pass
   std::uint32_t checksum = 0;  ///< the chain's end (checked on the host)
 };
 /// `ops` dependent operations after `ops` untimed ones; seeded so the result is checkable.
@@ -84,6 +85,7 @@ int dsmem_max_clusters(bool stream, int cluster, std::size_t smem_bytes, int thr
 
 struct dsmem_chase_result {
   double cycles_per_load = 0;
+  double ns_per_load = 0;      ///< %globaltimer over the same timed loads
   std::uint32_t last_slot = 0, expected_slot = 0;
 };
 /// Block 0 of one cluster of `cluster` blocks chases a random cycle of `slots` words that

@@ -82,7 +82,7 @@ __device__ __forceinline__ void block_report(std::uint32_t sum, std::uint32_t ba
 
 /// Plain loads: U independent 16-byte loads per thread (U x 4 KiB a block) before any is used.
 template <int U>
-__global__ void __launch_bounds__(threads) ld_stream_kernel(stream_args a) {
+__global__ void __launch_bounds__(threads, 1) ld_stream_kernel(stream_args a) {
   std::uint32_t sum = 0, bad = 0;
 #pragma unroll 1
   for (std::uint64_t t = blockIdx.x; t < a.tiles; t += gridDim.x) {
@@ -95,6 +95,10 @@ __global__ void __launch_bounds__(threads) ld_stream_kernel(stream_args a) {
                    : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
                    : "l"(p));
     }
+    // Nothing is used before every load is issued: without this the compiler checks each
+    // piece as it arrives, and only a few loads are ever in flight.
+#pragma unroll
+    for (int u = 0; u < U; ++u) asm volatile("" : "+r"(v[u].x), "+r"(v[u].y), "+r"(v[u].z), "+r"(v[u].w));
 #pragma unroll
     for (int u = 0; u < U; ++u) check4(v[u], 4 * (first + u * threads), sum, bad);
   }
