@@ -499,6 +499,61 @@ void inflight_body(state& s) {
   stream_point(s, plan, static_cast<double>(bif));
 }
 
+/// The per-GPU atlas: every level's figures gathered from this run's rows (the report fills
+/// the cells from the record), beside the driver's properties and published microbenchmarks.
+table_spec atlas_table() {
+  // Published figures are for the H100 (SXM, 1.98 GHz boost unless noted), in SM cycles.
+  std::string const luo = "Luo et al. 2024, Benchmarking and Dissecting the Nvidia Hopper GPU Architecture (H100)";
+  std::string const cnc = "gpu-benches / Chips and Cheese, Nvidia's H100 (H100 PCIe)";
+  std::string const cnc_far = "gpu-benches / Chips and Cheese (H100 PCIe): far L2 320-480 cycles, midpoint shown";
+  std::string const luo_dsm = "Luo et al. 2024 (H100): distributed shared memory, aggregate over the GPU, cluster size 2";
+  auto const lat = [](row_filter w) { return from_row("hierarchy.latency", std::move(w), "extra.cycles_per_load"); };
+  auto const lat_ns = [](row_filter w) { return from_row("hierarchy.latency", std::move(w), "extra.ns_per_load"); };
+  auto const cap = [](char const* key) { return from_row("hierarchy.capacity", {{"path", {"ld.global"}}}, key); };
+  table_spec t;
+  t.title = "The memory-hierarchy atlas of this GPU";
+  t.columns = {{"latency", "cycles"},        {"latency", "ns"},        {"bandwidth", "GB/s"},
+               {"measured capacity", "bytes"}, {"driver's size", "bytes"}, {"driver's peak", "GB/s"},
+               {"published latency", "cycles"}, {"published (2nd source)", "cycles"}, {"published bandwidth", "GB/s"}};
+  t.rows = {
+      {"shared memory",
+       {from_row("hierarchy.onchip", {{"variant", {"shared_load"}}}, "extra.cycles_per_op"),
+        from_row("hierarchy.onchip", {{"variant", {"shared_load"}}}, "extra.ns_per_op"), no_cell(), no_cell(),
+        from_device("smem_per_block_optin_bytes"), no_cell(), published(29, luo), no_cell(), no_cell()}},
+      {"L1 (ld.global, 1 KiB)",
+       {lat({{"path", {"ld.global"}}, {"footprint", {"min"}}}), lat_ns({{"path", {"ld.global"}}, {"footprint", {"min"}}}),
+        from_row("hierarchy.bandwidth", {{"variant", {"shared_ld_global"}}}, "gbps", "max"), cap("extra.l1_bytes"),
+        from_device("smem_per_sm_bytes"), no_cell(), published(41, luo), published(34, cnc), no_cell()}},
+      {"L2, near partition (ld.global.cg, 1 KiB)",
+       {lat({{"path", {"ld.global.cg"}}, {"footprint", {"min"}}}),
+        lat_ns({{"path", {"ld.global.cg"}}, {"footprint", {"min"}}}), no_cell(), cap("extra.l2_near_bytes"), no_cell(),
+        no_cell(), published(263, luo), published(265, cnc), no_cell()}},
+      {"L2, far partition (past the near step)",
+       {cap("extra.l2_near_cycles_above"), no_cell(),
+        from_row("hierarchy.bandwidth", {{"variant", {"partitioned_ld_cg"}}}, "gbps", "max"), cap("extra.l2_bytes"),
+        from_device("l2_bytes"), no_cell(), no_cell(), published(400, cnc_far), no_cell()}},
+      {"device memory (ld.global, largest footprint)",
+       {lat({{"path", {"ld.global"}}, {"footprint", {"max"}}}), lat_ns({{"path", {"ld.global"}}, {"footprint", {"max"}}}),
+        from_row("hierarchy.bandwidth", {{"variant", {"partitioned_ld_cg"}}, {"footprint", {"max"}}}, "gbps"), no_cell(),
+        from_device("global_mem_bytes"), from_device("dram_peak_gbps"), published(479, luo), no_cell(), no_cell()}},
+      {"device memory through TMA (best box)",
+       {no_cell(), no_cell(), from_row("hierarchy.tma", {{"variant", {"tensor_2d"}}}, "gbps", "max"), no_cell(), no_cell(),
+        from_device("dram_peak_gbps"), no_cell(), no_cell(), no_cell()}},
+      {"TLB (one load per 2 MiB page, past the first reach)",
+       {from_row("hierarchy.tlb", {}, "extra.cycles_past_reach"), no_cell(), no_cell(),
+        from_row("hierarchy.tlb", {}, "extra.tlb_reach_bytes"), no_cell(), no_cell(), no_cell(), no_cell(), no_cell()}},
+      {"distributed shared memory (neighbour, cluster 2)",
+       {from_row("hierarchy.dsmem_latency", {{"target", {"neighbour"}}, {"cluster", {"2"}}}, "extra.cycles_per_load"),
+        from_row("hierarchy.dsmem_latency", {{"target", {"neighbour"}}, {"cluster", {"2"}}}, "extra.ns_per_load"),
+        from_row("hierarchy.dsmem_bandwidth", {{"cluster", {"2"}}, {"distance", {"1"}}}, "gbps"), no_cell(), no_cell(),
+        no_cell(), no_cell(), no_cell(), published(3270, luo_dsm)}},
+  };
+  t.note = "Every measured cell is read from a row of this record (— where that experiment or row did not run or did "
+           "not verify); ns are measured with %globaltimer around the same loop as the cycles. The published figures "
+           "are the H100's: compare cycles, not ns, on another GPU of the same architecture.";
+  return t;
+}
+
 registrar const dsmem_latency{[] {
   experiment e;
   e.id = "hierarchy.dsmem_latency";
@@ -588,6 +643,10 @@ registrar const capacity{[] {
   e.prose = {"A fine latency staircase from which the L1 and L2 capacities are located, printed beside "
              "cudaDeviceProp's figures (model column).",
              "The located steps against the model's sizes.", ""};
+  e.metrics.push_back({"extra.l1_bytes", "bytes", "the located step nearest the L1/shared carve-out"});
+  e.metrics.push_back({"extra.l2_near_bytes", "bytes", "the located step nearest half of L2 (Hopper's near partition)"});
+  e.metrics.push_back({"extra.l2_bytes", "bytes", "the located step nearest the L2 size"});
+  e.tables = {atlas_table()};
   return e;
 }()};
 
