@@ -236,6 +236,24 @@ CUtensorMap encode_tensor_map(std::uint32_t const* data, std::size_t bytes, std:
   return map;
 }
 
+template <copy_method M>
+void launch_ring(stream_args const& a, CUtensorMap const& map, int blocks, std::size_t smem, cudaStream_t stream) {
+  // Once per kernel, to the device's opt-in limit: the first (checked) run sets it, so a
+  // launch captured into a graph later makes no attribute call.
+  static bool const allowed = [] {
+    int dev = 0, optin = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    int const static_bytes = stream_max_stages * 8 + 2 * threads / 32 * 4;
+    MEMLAB_CUDA_CHECK(
+        cudaFuncSetAttribute(ring_stream_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - static_bytes));
+    return true;
+  }();
+  (void)allowed;
+  ring_stream_kernel<M><<<blocks, threads, smem, stream>>>(a, map);
+  MEMLAB_CHECK_LAUNCH();
+}
+
 int device_sms() {
   int dev = 0, sms = 0;
   MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
@@ -353,15 +371,10 @@ void stream_read(std::uint32_t const* data, std::size_t bytes, stream_plan const
   CUtensorMap map{};
   if (plan.method == copy_method::tma) map = encode_tensor_map(data, bytes, plan.tile_w_bytes, plan.tile_bytes / plan.tile_w_bytes);
   std::size_t const smem = stream_smem_bytes(plan);
-  auto const launch = [&](auto kernel) {
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<blocks, threads, smem, stream>>>(a, map);
-    MEMLAB_CHECK_LAUNCH();
-  };
   switch (plan.method) {
-    case copy_method::cp_async: launch(ring_stream_kernel<copy_method::cp_async>); break;
-    case copy_method::bulk: launch(ring_stream_kernel<copy_method::bulk>); break;
-    case copy_method::tma: launch(ring_stream_kernel<copy_method::tma>); break;
+    case copy_method::cp_async: launch_ring<copy_method::cp_async>(a, map, blocks, smem, stream); break;
+    case copy_method::bulk: launch_ring<copy_method::bulk>(a, map, blocks, smem, stream); break;
+    case copy_method::tma: launch_ring<copy_method::tma>(a, map, blocks, smem, stream); break;
     case copy_method::ld_global_v4: break;
   }
 }
