@@ -254,6 +254,9 @@ TEST(HierarchyStream, BadPlansAreRefusedBeforeAnyWork) {
   EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
   p.tile_w_bytes = 8192;  // wider than a row
   EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
+  p.tile_w_bytes = 16;
+  p.tile_bytes = 16 * 3;  // 3 rows: the next slot would not be 128-byte aligned
+  EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
   EXPECT_THROW(mh::parse_copy_method("ld.global"), memlab::error);
   for (auto m : {mh::copy_method::ld_global_v4, mh::copy_method::cp_async, mh::copy_method::bulk, mh::copy_method::tma})
     EXPECT_EQ(mh::parse_copy_method(mh::to_string(m)), m);

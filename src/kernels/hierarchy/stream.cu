@@ -322,6 +322,7 @@ void check_stream_plan(stream_plan const& plan, std::size_t bytes) {
     MEMLAB_EXPECTS(w >= 16 && w % 16 == 0 && stream_row_bytes % w == 0 && w / 4 <= 256,
                    "the box width must be a multiple of 16 bytes dividing 4096, at most 256 words");
     MEMLAB_EXPECTS(plan.tile_bytes % w == 0 && plan.tile_bytes / w <= 256, "the box must have 1..256 rows");
+    MEMLAB_EXPECTS(plan.tile_bytes % 128 == 0, "a TMA box lands on 128-byte aligned shared memory: a multiple of 128 bytes");
     MEMLAB_EXPECTS(bytes % stream_row_bytes == 0 && (bytes / stream_row_bytes) % (plan.tile_bytes / w) == 0,
                    "the tensor must be a whole number of box rows of 4096-byte rows");
   }
