@@ -19,7 +19,7 @@ namespace {
 #endif
 
 /// The cluster-window address of shared address `local` in block `rank` of this cluster.
-__device__ __forceinline__ std::uint32_t map_to_rank(std::uint32_t local, std::uint32_t rank) {
+[[maybe_unused]] __device__ __forceinline__ std::uint32_t map_to_rank(std::uint32_t local, std::uint32_t rank) {
 #if MEMLAB_HAS_CLUSTERS
   std::uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
