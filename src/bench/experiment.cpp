@@ -138,6 +138,20 @@ void check_declaration(experiment const& e) {
   for (auto const& f : e.seed_figures)
     for (auto const& [a, v] : f.at)
       if (!has_axis(a)) throw error(where + "seed figure '" + f.label + "' names axis '" + a + "', which it does not have");
+  for (auto const& t : e.tables)
+    for (auto const& [label, cells] : t.rows) {
+      if (cells.size() != t.columns.size())
+        throw error(where + "table '" + t.title + "' row '" + label + "' has " + std::to_string(cells.size()) +
+                    " cells for " + std::to_string(t.columns.size()) + " columns");
+      for (auto const& c : cells) {
+        int const sources = !c.experiment.empty() + !c.device.empty() + c.value.has_value();
+        if (sources > 1) throw error(where + "table '" + t.title + "' row '" + label + "' has a cell with two sources");
+        if (!c.experiment.empty() && c.metric.empty())
+          throw error(where + "table '" + t.title + "' row '" + label + "' reads a row without naming a metric");
+        if (!c.pick.empty() && c.pick != "max" && c.pick != "min")
+          throw error(where + "table '" + t.title + "' row '" + label + "' picks '" + c.pick + "' (max or min)");
+      }
+    }
   for (auto const& p : e.plots) {
     if (p.kind != "line" && p.kind != "bars" && p.kind != "timeline" && p.kind != "roofline")
       throw error(where + "plot " + p.file + " has unknown kind '" + p.kind + "'");

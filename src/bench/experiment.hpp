@@ -143,6 +143,49 @@ struct plot_spec {
   std::string model;             ///< "predicted.<key>": the model drawn dashed beside each series
 };
 
+/// One cell of a summary table (below), filled by the report from the record alone. Exactly
+/// one source: a metric of the best row of an experiment in the same record, a key of the
+/// record's `device`, or a published figure with its source.
+struct table_cell {
+  std::string experiment;  ///< the rows of this experiment id ...
+  row_filter where;        ///< ... passing this filter (as a headline's `where`) ...
+  std::string metric;      ///< ... read in this metric ("extra.cycles_per_load", "gbps")
+  std::string pick;        ///< "max" / "min": the row with the largest / smallest metric ("": the first)
+  std::string device;      ///< or: this key of the record's device ("l2_bytes")
+  std::optional<double> value;  ///< or: a figure published elsewhere ...
+  std::string source;      ///< ... and where: the paper or site and the GPU it was measured on
+};
+inline table_cell from_row(std::string experiment, row_filter where, std::string metric, std::string pick = "") {
+  table_cell c;
+  c.experiment = std::move(experiment);
+  c.where = std::move(where);
+  c.metric = std::move(metric);
+  c.pick = std::move(pick);
+  return c;
+}
+inline table_cell from_device(std::string key) {
+  table_cell c;
+  c.device = std::move(key);
+  return c;
+}
+inline table_cell published(double value, std::string source) {
+  table_cell c;
+  c.value = value;
+  c.source = std::move(source);
+  return c;
+}
+inline table_cell no_cell() { return {}; }
+
+/// A summary table the report renders in the experiment's section: one line per `rows`
+/// entry, one cell per column. It may gather figures from several experiments of the run
+/// (the report knows none of them by name: the declaration names them).
+struct table_spec {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> columns;  ///< label, unit ("bytes": shown as KiB/MiB/GiB)
+  std::vector<std::pair<std::string, std::vector<table_cell>>> rows;  ///< label, one cell per column
+  std::string note;  ///< a line under the table (Markdown)
+};
+
 /// Row fields every experiment may declare as metrics.
 namespace metrics {
 inline metric time() { return {"median_ms", "ms", "median time of one launch"}; }
@@ -179,6 +222,7 @@ struct experiment {
   std::vector<seed_figure> seed_figures;
   prose_spec prose;
   std::vector<plot_spec> plots;
+  std::vector<table_spec> tables;  ///< summary tables (optional; written to the record only when present)
   bool default_suite = true;   ///< part of `memlab run` with no argument
   ceiling_relation ceiling = ceiling_relation::none;  ///< how rows relate to the measured copy ceiling
   bool listed = true;          ///< shown by `memlab list` (false: the harness's own self-tests)

@@ -164,7 +164,7 @@ nlohmann::json declaration_json(experiment const& e) {
                      {"log_y", p.log_y}, {"series", p.series}, {"panels", p.panels}, {"where", filter_json(p.where)},
                      {"refs", refs}, {"model", p.model}});
   }
-  return {{"id", e.id},
+  json out = {{"id", e.id},
           {"description", e.description},
           {"seed_ref", e.seed_ref},
           {"axes", axes},
@@ -176,6 +176,31 @@ nlohmann::json declaration_json(experiment const& e) {
           {"ceiling", e.ceiling == ceiling_relation::none    ? "none"
                       : e.ceiling == ceiling_relation::ratio ? "ratio"
                                                              : "peer"}};
+  // Only when declared: the other experiments' declarations stay as they were.
+  if (!e.tables.empty()) {
+    json tables = json::array();
+    for (auto const& t : e.tables) {
+      json columns = json::array(), rows = json::array();
+      for (auto const& [label, unit] : t.columns) columns.push_back({{"label", label}, {"unit", unit}});
+      for (auto const& [label, cells] : t.rows) {
+        json cs = json::array();
+        for (auto const& c : cells) {
+          json j = json::object();
+          if (!c.experiment.empty())
+            j = {{"experiment", c.experiment}, {"where", filter_json(c.where)}, {"metric", c.metric}, {"pick", c.pick}};
+          else if (!c.device.empty())
+            j = {{"device", c.device}};
+          else if (c.value)
+            j = {{"value", *c.value}, {"source", c.source}};
+          cs.push_back(j);
+        }
+        rows.push_back({{"label", label}, {"cells", cs}});
+      }
+      tables.push_back({{"title", t.title}, {"columns", columns}, {"rows", rows}, {"note", t.note}});
+    }
+    out["tables"] = tables;
+  }
+  return out;
 }
 
 std::string to_csv(run_record const& rec) {

@@ -33,6 +33,12 @@ namespace mh = memlab::hierarchy;
 
 std::vector<std::string> const paths = {"ld.global", "ld.global.cg", "ld.global.nc"};
 
+/// How every latency row's cycles become ns (docs/hierarchy.md): the kernel reads clock64 and
+/// %globaltimer around the same timed loop, so the ns are measured, not converted, and their
+/// ratio is the SM clock the loop actually ran at (NVML's reading, in the row's `gpu`, is
+/// taken before and after the samples, not during them).
+constexpr char const* time_basis = "ns from %globaltimer around the timed loop; sm_clock_mhz = clock64 cycles / ns";
+
 /// An exact check of one value the kernel produced against the host's (a chain's end, a
 /// checksum): every experiment here verifies that way.
 template <class T>
@@ -111,6 +117,8 @@ void latency_body(state& s) {
   for (double ms : samples) ns.push_back(ms * 1e6 / static_cast<double>(loads));
   s.set_extra("ns_per_load", median(ns));
   s.set_extra("cycles_per_load", median(cycles));
+  s.set_extra("sm_clock_mhz", median(cycles) / median(ns) * 1e3);
+  s.set_extra("time_basis", time_basis);
   s.set_extra("loads", loads);
   s.set_extra("warmup_loads", warm);
   s.set_extra("slots_walked", walked);
@@ -163,6 +171,24 @@ void capacity_body(state& s) {
   s.set_extra("footprint_bytes", fp);
   s.set_extra("cycles_per_load", lat_cycles);
   s.set_extra("ns_per_load", lat_ns);
+  // Each level's step: the one nearest (in log footprint) to the size the device reports for
+  // it, within a factor of 2 (L1: the unified L1/shared memory per SM; the near L2
+  // partition: half of L2; L2). A level with no step near it gets none.
+  auto const found = mh::find_steps(fp, lat_cycles);
+  auto const name_step = [&](char const* key, double size) {
+    double best = 1.0;  // |log2| distance
+    mh::level_step const* at = nullptr;
+    for (auto const& st : found) {
+      double const d = std::abs(std::log2(st.capacity_bytes / size));
+      if (d < best) best = d, at = &st;
+    }
+    if (!at) return;
+    s.set_extra(std::string(key) + "_bytes", at->capacity_bytes);
+    s.set_extra(std::string(key) + "_cycles_above", at->above);
+  };
+  if (path == mh::load_path::ca) name_step("l1", static_cast<double>(s.device().smem_per_sm_bytes));
+  name_step("l2_near", static_cast<double>(s.device().l2_bytes) / 2);
+  name_step("l2", static_cast<double>(s.device().l2_bytes));
   // What the device says, beside what the staircase shows.
   s.set_predicted({{"l1_and_shared_per_sm_bytes", s.device().smem_per_sm_bytes},
                    {"l2_bytes", s.device().l2_bytes}});
@@ -234,23 +260,25 @@ void bandwidth_body(state& s) {
 void onchip_body(state& s) {
   auto const op = mh::parse_onchip_op(s.variant());
   std::uint64_t const ops = std::uint64_t{1} << 16;
-  std::vector<double> cycles;
+  std::vector<double> cycles, ns;
   std::uint32_t checksum = 0;
-  // The kernel counts cycles; the row's time is cycles at the device's rated clock.
-  double const khz = static_cast<double>(s.device().sm_clock_khz);
+  // The kernel counts cycles and %globaltimer ns over the same pass; the row's time is the ns.
   auto const samples = sample_until_stable(
       [&] {
         auto const r = mh::onchip_latency(op, ops, s.seed(), s.stream());
         cycles.push_back(r.cycles_per_op);
+        ns.push_back(r.ns_per_op);
         checksum = r.checksum;
-        return r.cycles_per_op * static_cast<double>(ops) / khz;
+        return r.ns_per_op * static_cast<double>(ops) * 1e-6;
       },
       capped(s.timing(), 0.3, 5));
   s.set_samples(samples);
   s.set_verification(exact(checksum, mh::onchip_reference(op, ops, s.seed()), "end of the dependent chain"));
   s.set_extra("cycles_per_op", median(cycles));
+  s.set_extra("ns_per_op", median(ns));
+  s.set_extra("sm_clock_mhz", median(cycles) / median(ns) * 1e3);
   s.set_extra("ops", ops);
-  s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
+  s.set_extra("time_basis", time_basis);
 }
 
 // ---------------------------------------------------------------- distributed shared memory
@@ -270,21 +298,24 @@ void dsmem_latency_body(state& s) {
   int const slots = 1024;
   require_cluster(s, false, cluster, slots * 4, 32);
   std::uint64_t const loads = 1u << 14;
-  std::vector<double> cycles;
+  std::vector<double> cycles, ns;
   bool ok = true;
   auto const samples = sample_until_stable(
       [&] {
         auto const r = mh::dsmem_chase(cluster, target, slots, loads, s.seed(), s.stream());
         ok = ok && r.last_slot == r.expected_slot;
         cycles.push_back(r.cycles_per_load);
-        return r.cycles_per_load * static_cast<double>(loads) / static_cast<double>(s.device().sm_clock_khz);
+        ns.push_back(r.ns_per_load);
+        return r.ns_per_load * static_cast<double>(loads) * 1e-6;
       },
       capped(s.timing(), 0.3, 5));
   s.set_samples(samples);
   s.set_verification(exact(ok, true, "every chain ended where the host says"));
   s.set_extra("cycles_per_load", median(cycles));
+  s.set_extra("ns_per_load", median(ns));
+  s.set_extra("sm_clock_mhz", median(cycles) / median(ns) * 1e3);
   s.set_extra("target_rank", target);
-  s.set_extra("time_basis", "cycles at the rated SM clock (sm_clock_mhz)");
+  s.set_extra("time_basis", time_basis);
 }
 
 void dsmem_bandwidth_body(state& s) {
@@ -310,6 +341,224 @@ void dsmem_bandwidth_body(state& s) {
   s.set_extra("reps", reps);
 }
 
+// ---------------------------------------------------------------- TLB reach
+
+/// Footprints from `lo` to `hi` in quarter-octave steps, rounded down to the stride.
+std::vector<std::size_t> quarter_octaves(std::size_t lo, std::size_t hi, std::size_t stride) {
+  std::vector<std::size_t> out;
+  for (double f = static_cast<double>(lo); f <= static_cast<double>(hi) * 1.0001; f *= std::pow(2.0, 0.25)) {
+    auto const v = static_cast<std::size_t>(f) / stride * stride;
+    if (v >= 2 * stride && (out.empty() || v != out.back())) out.push_back(v);
+  }
+  return out;
+}
+
+/// Dependent ld.global.cg loads through a random cycle of slots `stride` apart (128 KiB: 16
+/// slots in each 2 MiB page, the page size of cudaMalloc on recent GPUs). The lines touched
+/// (16 a page, 16 MiB at 16 GiB) stay in L2 after the warm-up pass, and 16 lines a page
+/// average the near and far L2 partitions' latencies even over a few pages, so the only thing
+/// that grows with the footprint is the number of pages: the steps are the TLB levels.
+void tlb_body(state& s) {
+  auto const stride = static_cast<std::size_t>(s.get_int("stride"));
+  if (stride % 4) s.skip("stride must be a multiple of 4 bytes");
+  std::size_t free_b = 0, total_b = 0;
+  MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  std::size_t max = std::min<std::size_t>(std::size_t{16} << 30, free_b / 10 * 7);
+  max = std::min(max, stride * (std::size_t{1} << 17));  // at most 2^17 slots: warm-up passes stay cheap
+  std::size_t const lo = std::max<std::size_t>(4 * stride, std::size_t{8} << 20);
+  if (max < 4 * lo) s.skip("too little free device memory for a TLB sweep from " + std::to_string(lo >> 20) + " MiB");
+  device_buffer<std::uint32_t> chain(max / 4);
+  std::uint64_t const loads = s.quick() ? 512 : 2048;
+  std::vector<double> fp, cyc_med, ns_med, last_ms;
+  bool all_ok = true;
+  for (std::size_t f : quarter_octaves(lo, max, stride)) {
+    auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
+    mh::write_chain(chain.data(), next, stride / 4, s.stream());
+    std::uint64_t const warm = next.size();  // a full pass: every line in L2, the latest pages in the TLB
+    std::vector<double> cyc, ns;
+    std::uint32_t at = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+      auto const r = mh::pointer_chase(chain.data(), stride / 4, mh::load_path::cg, at, rep == 0 ? warm : 0, loads, s.stream());
+      all_ok = all_ok && r.last_slot == mh::follow(next, at, (rep == 0 ? warm : 0) + loads);
+      at = r.last_slot;
+      cyc.push_back(r.cycles_per_load);
+      ns.push_back(r.ns_per_load);
+    }
+    fp.push_back(static_cast<double>(f));
+    cyc_med.push_back(median(cyc));
+    ns_med.push_back(median(ns));
+    last_ms.clear();
+    for (double x : ns) last_ms.push_back(x * static_cast<double>(loads) * 1e-6);
+  }
+  s.set_verification(exact(all_ok, true, "every chain ended where the host says"));
+  auto const steps = mh::find_steps(fp, cyc_med);
+  nlohmann::json js = nlohmann::json::array();
+  for (auto const& st : steps)
+    js.push_back({{"capacity_bytes", st.capacity_bytes}, {"cycles_below", st.below}, {"cycles_above", st.above}});
+  s.set_extra("steps", js);
+  s.set_extra("footprint_bytes", fp);
+  s.set_extra("cycles_per_load", cyc_med);
+  s.set_extra("ns_per_load", ns_med);
+  s.set_extra("pages_max", max / (std::size_t{2} << 20));
+  s.set_extra("cycles_within_reach", cyc_med.front());
+  if (!steps.empty()) {
+    s.set_extra("tlb_reach_bytes", steps.front().capacity_bytes);
+    s.set_extra("cycles_past_reach", steps.front().above);
+    s.set_extra("tlb_reach_last_bytes", steps.back().capacity_bytes);
+    s.set_extra("cycles_past_last_reach", steps.back().above);
+  }
+  // Time: the three timed passes at the largest footprint, from the kernel's own timer.
+  s.set_samples(last_ms, "events");
+}
+
+// ---------------------------------------------------------------- TMA, bulk copy, equal bytes in flight
+
+/// The streamed buffer: a power of two at least 4 x L2, so nothing of it is an L2 hit.
+std::size_t stream_footprint(state& s) {
+  std::size_t b = std::size_t{64} << 20;
+  while (b < 4 * s.device().l2_bytes) b *= 2;
+  if (s.quick()) b = std::max<std::size_t>(b / 2, std::size_t{64} << 20);
+  return b;
+}
+
+/// Device memory's unloaded latency in ns, for the Little's-law model: 4096 dependent loads,
+/// each its own line 1/4096 of `buf` apart, after L2 is flushed (the buffer's pattern is
+/// overwritten: call it after the timing).
+double dram_latency_ns(state& s, std::uint32_t* buf, std::size_t bytes) {
+  std::size_t const slots = 4096, stride_words = bytes / 4 / slots;
+  auto const next = mh::random_cycle(slots, s.seed() ^ 0x5eedu);
+  mh::write_chain(buf, next, stride_words, s.stream());
+  device_buffer<std::uint8_t> flush(2 * s.device().l2_bytes);
+  MEMLAB_CUDA_CHECK(cudaMemsetAsync(flush.data(), 1, flush.size(), s.stream()));
+  auto const r = mh::pointer_chase(buf, stride_words, mh::load_path::cg, 0, 0, slots - 1, s.stream());
+  if (r.last_slot != mh::follow(next, 0, slots - 1)) throw error("the latency chain ended in the wrong slot");
+  return r.ns_per_load;
+}
+
+/// Runs `plan` over a fresh pattern buffer: the checked run, the timing, the model.
+void stream_point(state& s, mh::stream_plan const& plan, double bytes_in_flight) {
+  if (int const need = mh::copy_method_arch(plan.method); need > 0)
+    s.require_arch(mh::copy_kernel(plan.method), need, mh::to_string(plan.method));
+  std::size_t const bytes = stream_footprint(s);
+  try {
+    mh::check_stream_plan(plan, bytes);
+  } catch (memlab::error const& e) {
+    s.skip(e.what());
+  }
+  device_buffer<std::uint32_t> data(bytes / 4);
+  int const blocks = mh::stream_blocks(plan);
+  device_buffer<std::uint32_t> out(2 * static_cast<std::size_t>(blocks));
+  mh::fill_stream_pattern(data.data(), bytes / 4, s.stream());
+  out.fill_bytes(0xFF);  // poisoned: a block that reports nothing fails the check
+  mh::stream_read(data.data(), bytes, plan, out.data(), s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  auto const got = mh::collect_stream_sums(out.data(), blocks);
+  auto v = exact(got.sum, mh::stream_pattern_sum(bytes), "checksum of every word read");
+  if (v.status == verdict::passed && got.mismatches != 0) {
+    v.status = verdict::failed;
+    v.error = static_cast<double>(got.mismatches);
+    v.detail = std::to_string(got.mismatches) + " words did not hold their index's pattern";
+  }
+  s.set_verification(v);
+  s.add_bytes_read(static_cast<double>(bytes));
+  s.exec([&](cudaStream_t st) { mh::stream_read(data.data(), bytes, plan, out.data(), st); });
+  // Little's law: each SM keeps `bytes_in_flight` moving for one latency, so the rate is
+  // SMs x bytes in flight / latency, until device memory's peak caps it.
+  double const lat = dram_latency_ns(s, data.data(), bytes);
+  double const peak = s.device().dram_peak_gbps();
+  double const little = static_cast<double>(blocks) * bytes_in_flight / lat;  // bytes per ns = GB/s
+  s.set_predicted({{"gbps", std::min(peak, little)}, {"little_gbps", little}, {"dram_latency_ns", lat}});
+  s.set_extra("blocks", blocks);
+  s.set_extra("bytes_in_flight_per_sm", bytes_in_flight);
+  s.set_extra("tile_bytes", plan.tile_bytes);
+  s.set_extra("stages", plan.method == mh::copy_method::ld_global_v4 ? 1 : plan.stages);
+  s.set_extra("footprint_bytes", bytes);
+  s.set_extra("dram_peak_gbps", peak);
+  if (auto const ms = s.result().median_ms; ms && *ms > 0 && peak > 0)
+    s.set_extra("ratio_to_dram_peak", static_cast<double>(bytes) / (*ms * 1e6) / peak);
+}
+
+void tma_body(state& s) {
+  auto const side = static_cast<std::size_t>(s.get_int("box"));
+  int const stages = static_cast<int>(s.get_int("stages"));
+  mh::stream_plan plan;
+  plan.method = s.variant() == "tensor_2d" ? mh::copy_method::tma : mh::copy_method::bulk;
+  plan.tile_bytes = side * side;  // side bytes wide, side rows
+  plan.tile_w_bytes = side;
+  plan.stages = stages;
+  stream_point(s, plan, static_cast<double>(plan.tile_bytes) * stages);
+}
+
+void inflight_body(state& s) {
+  auto const method = mh::parse_copy_method(s.get_string("method"));
+  auto const bif = static_cast<std::size_t>(s.get_int("bytes_in_flight_per_sm"));
+  mh::stream_plan plan;
+  plan.method = method;
+  if (method == mh::copy_method::ld_global_v4) {
+    plan.tile_bytes = bif;  // 256 threads x bif / 4096 loads of 16 bytes, all issued before any is used
+  } else {
+    plan.stages = 4;  // a ring of 4 tiles of bif / 4
+    plan.tile_bytes = bif / 4;
+    plan.tile_w_bytes = std::min<std::size_t>(256, plan.tile_bytes);  // tma: boxes 256 B wide
+  }
+  stream_point(s, plan, static_cast<double>(bif));
+}
+
+/// The per-GPU atlas: every level's figures gathered from this run's rows (the report fills
+/// the cells from the record), beside the driver's properties and published microbenchmarks.
+table_spec atlas_table() {
+  // Published figures are for the H100 (SXM, 1.98 GHz boost unless noted), in SM cycles.
+  std::string const luo = "Luo et al. 2024, Benchmarking and Dissecting the Nvidia Hopper GPU Architecture (H100)";
+  std::string const cnc = "gpu-benches / Chips and Cheese, Nvidia's H100 (H100 PCIe)";
+  std::string const cnc_far = "gpu-benches / Chips and Cheese (H100 PCIe): far L2 320-480 cycles, midpoint shown";
+  std::string const luo_dsm = "Luo et al. 2024 (H100): distributed shared memory, aggregate over the GPU, cluster size 2";
+  auto const lat = [](row_filter w) { return from_row("hierarchy.latency", std::move(w), "extra.cycles_per_load"); };
+  auto const lat_ns = [](row_filter w) { return from_row("hierarchy.latency", std::move(w), "extra.ns_per_load"); };
+  auto const cap = [](char const* key) { return from_row("hierarchy.capacity", {{"path", {"ld.global"}}}, key); };
+  table_spec t;
+  t.title = "The memory-hierarchy atlas of this GPU";
+  t.columns = {{"latency", "cycles"},        {"latency", "ns"},        {"bandwidth", "GB/s"},
+               {"measured capacity", "bytes"}, {"driver's size", "bytes"}, {"driver's peak", "GB/s"},
+               {"published latency", "cycles"}, {"published (2nd source)", "cycles"}, {"published bandwidth", "GB/s"}};
+  t.rows = {
+      {"shared memory",
+       {from_row("hierarchy.onchip", {{"variant", {"shared_load"}}}, "extra.cycles_per_op"),
+        from_row("hierarchy.onchip", {{"variant", {"shared_load"}}}, "extra.ns_per_op"), no_cell(), no_cell(),
+        from_device("smem_per_block_optin_bytes"), no_cell(), published(29, luo), no_cell(), no_cell()}},
+      {"L1 (ld.global, 1 KiB)",
+       {lat({{"path", {"ld.global"}}, {"footprint", {"min"}}}), lat_ns({{"path", {"ld.global"}}, {"footprint", {"min"}}}),
+        from_row("hierarchy.bandwidth", {{"variant", {"shared_ld_global"}}}, "gbps", "max"), cap("extra.l1_bytes"),
+        from_device("smem_per_sm_bytes"), no_cell(), published(41, luo), published(34, cnc), no_cell()}},
+      {"L2, near partition (ld.global.cg, 1 KiB)",
+       {lat({{"path", {"ld.global.cg"}}, {"footprint", {"min"}}}),
+        lat_ns({{"path", {"ld.global.cg"}}, {"footprint", {"min"}}}), no_cell(), cap("extra.l2_near_bytes"), no_cell(),
+        no_cell(), published(263, luo), published(265, cnc), no_cell()}},
+      {"L2, far partition (past the near step)",
+       {cap("extra.l2_near_cycles_above"), no_cell(),
+        from_row("hierarchy.bandwidth", {{"variant", {"partitioned_ld_cg"}}}, "gbps", "max"), cap("extra.l2_bytes"),
+        from_device("l2_bytes"), no_cell(), no_cell(), published(400, cnc_far), no_cell()}},
+      {"device memory (ld.global, largest footprint)",
+       {lat({{"path", {"ld.global"}}, {"footprint", {"max"}}}), lat_ns({{"path", {"ld.global"}}, {"footprint", {"max"}}}),
+        from_row("hierarchy.bandwidth", {{"variant", {"partitioned_ld_cg"}}, {"footprint", {"max"}}}, "gbps"), no_cell(),
+        from_device("global_mem_bytes"), from_device("dram_peak_gbps"), published(479, luo), no_cell(), no_cell()}},
+      {"device memory through TMA (best box)",
+       {no_cell(), no_cell(), from_row("hierarchy.tma", {{"variant", {"tensor_2d"}}}, "gbps", "max"), no_cell(), no_cell(),
+        from_device("dram_peak_gbps"), no_cell(), no_cell(), no_cell()}},
+      {"TLB (past the first reach)",
+       {from_row("hierarchy.tlb", {}, "extra.cycles_past_reach"), no_cell(), no_cell(),
+        from_row("hierarchy.tlb", {}, "extra.tlb_reach_bytes"), no_cell(), no_cell(), no_cell(), no_cell(), no_cell()}},
+      {"distributed shared memory (neighbour, cluster 2)",
+       {from_row("hierarchy.dsmem_latency", {{"target", {"neighbour"}}, {"cluster", {"2"}}}, "extra.cycles_per_load"),
+        from_row("hierarchy.dsmem_latency", {{"target", {"neighbour"}}, {"cluster", {"2"}}}, "extra.ns_per_load"),
+        from_row("hierarchy.dsmem_bandwidth", {{"cluster", {"2"}}, {"distance", {"1"}}}, "gbps"), no_cell(), no_cell(),
+        no_cell(), no_cell(), no_cell(), published(3270, luo_dsm)}},
+  };
+  t.note = "Every measured cell is read from a row of this record (— where that experiment or row did not run or did "
+           "not verify); ns are measured with %globaltimer around the same loop as the cycles. The published figures "
+           "are the H100's: compare cycles, not ns, on another GPU of the same architecture.";
+  return t;
+}
+
 registrar const dsmem_latency{[] {
   experiment e;
   e.id = "hierarchy.dsmem_latency";
@@ -319,7 +568,8 @@ registrar const dsmem_latency{[] {
   e.body = dsmem_latency_body;
   e.describe_axis("cluster", "blocks", "blocks per cluster");
   e.describe_axis("target", "", "whose shared memory is read: own block, neighbour, farthest block");
-  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"}};
+  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"},
+               {"extra.ns_per_load", "ns", "ns per dependent load (%globaltimer)"}};
   e.headline = best_row("What does reading a neighbour's shared memory cost against one's own?",
                         {{"target", {"neighbour"}}, {"cluster", {"2"}}}, "extra.cycles_per_load", "baseline",
                         {{"target", {"own"}}});
@@ -370,7 +620,8 @@ registrar const latency{[] {
   e.describe_axis("path", "", "the load instruction: ld.global (L1), ld.global.cg (L2 only), ld.global.nc (read-only)");
   e.describe_axis("footprint", "bytes", "bytes the random cycle spans", true);
   e.describe_axis("stride", "bytes", "distance between the cycle's slots");
-  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"}};
+  e.metrics = {metrics::time(), {"extra.cycles_per_load", "cycles", "SM cycles per dependent load"},
+               {"extra.ns_per_load", "ns", "ns per dependent load (%globaltimer)"}};
   e.headline = best_row("What is a load's latency from device memory, past every cache?",
                         {{"path", {"ld.global"}}, {"footprint", {"max"}}}, "extra.cycles_per_load");
   e.prose = {"Dependent loads through a random cycle: each load's address comes from the last, so the time per load is "
@@ -397,6 +648,10 @@ registrar const capacity{[] {
   e.prose = {"A fine latency staircase from which the L1 and L2 capacities are located, printed beside "
              "cudaDeviceProp's figures (model column).",
              "The located steps against the model's sizes.", ""};
+  e.metrics.push_back({"extra.l1_bytes", "bytes", "the located step nearest the L1/shared carve-out"});
+  e.metrics.push_back({"extra.l2_near_bytes", "bytes", "the located step nearest half of L2 (Hopper's near partition)"});
+  e.metrics.push_back({"extra.l2_bytes", "bytes", "the located step nearest the L2 size"});
+  e.tables = {atlas_table()};
   return e;
 }()};
 
@@ -434,7 +689,8 @@ registrar const onchip{[] {
   e.axes = {variant_axis({"shared_load", "constant_uniform", "constant_divergent", "register_imad", "register_ffma"})};
   e.body = onchip_body;
   e.describe_axis("variant", "", "the dependent operation timed");
-  e.metrics = {metrics::time(), {"extra.cycles_per_op", "cycles", "SM cycles per dependent operation"}};
+  e.metrics = {metrics::time(), {"extra.cycles_per_op", "cycles", "SM cycles per dependent operation"},
+               {"extra.ns_per_op", "ns", "ns per dependent operation (%globaltimer)"}};
   e.headline = best_row("How many cycles does a dependent shared-memory load take?", {{"variant", {"shared_load"}}},
                         "extra.cycles_per_op");
   e.prose = {"Latencies of on-chip storage and arithmetic: a dependent shared load, a constant load read uniformly and "
@@ -442,6 +698,94 @@ registrar const onchip{[] {
              "Shared against constant, and the divergent constant read's serialization.", ""};
   {
     plot_spec p = bar_plot("hierarchy_onchip.png", "On-chip latencies", "variant", "extra.cycles_per_op");
+    e.plots.push_back(p);
+  }
+  return e;
+}()};
+
+registrar const tlb{[] {
+  experiment e;
+  e.id = "hierarchy.tlb";
+  e.description = "dependent loads over 8 MiB to 16 GiB of 2 MiB pages, every line in L2: the TLB reach";
+  e.seed_ref = "004 §5.1 (beyond the seed: address translation)";
+  e.axes = {int_axis("stride", {131072})};
+  e.axes[0].min_value = 4;
+  e.body = tlb_body;
+  e.describe_axis("stride", "bytes", "distance between the chase's slots (128 KiB: 16 a 2 MiB page; 2097152: one a page)");
+  e.metrics = {metrics::time(), {"extra.tlb_reach_bytes", "bytes", "footprint where the first latency step begins"},
+               {"extra.cycles_within_reach", "cycles", "cycles per load while every page is in the TLB"},
+               {"extra.cycles_past_reach", "cycles", "cycles per load past the first step"}};
+  e.headline = best_row("How far does the TLB reach, and what does a miss cost?", {}, "extra.tlb_reach_bytes");
+  e.headline.higher_is_better = true;
+  e.prose = {"Dependent ld.global.cg loads through a random cycle of slots 128 KiB apart (16 in each 2 MiB page), "
+             "footprints from 8 MiB to 16 GiB (or what the free memory allows) in quarter octaves. The lines touched "
+             "stay in L2, so the latency rises only when the pages outgrow a TLB level; find_steps locates each rise.",
+             "extra.steps: each TLB level's reach and the cycles on either side of it.", ""};
+  return e;
+}()};
+
+registrar const tma{[] {
+  experiment e;
+  e.id = "hierarchy.tma";
+  e.description = "TMA tensor loads and 1-D bulk copies streaming 4 x L2 through shared memory: box size x stages (sm_90)";
+  e.seed_ref = "004 §5 (beyond the seed: Hopper's tensor memory accelerator)";
+  e.axes = {variant_axis({"tensor_2d", "bulk_1d"}), int_axis("box", {32, 64, 128, 256}, {64, 128}),
+            int_axis("stages", {1, 2, 4, 8}, {2, 8})};
+  e.body = tma_body;
+  e.ceiling = ceiling_relation::ratio;
+  e.describe_axis("variant", "", "cp.async.bulk.tensor.2d with a tensor map (box side bytes wide, side rows) or cp.async.bulk of side x side contiguous bytes");
+  e.describe_axis("box", "bytes", "the box's side: side bytes wide by side rows (32: 1 KiB, 256: 64 KiB a load)", true);
+  e.describe_axis("stages", "tiles", "boxes in the shared-memory ring, all in flight while none is being read", true);
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling(),
+               {"extra.ratio_to_dram_peak", "x", "GB/s / the theoretical DRAM peak (memory clock x bus width)"},
+               {"predicted.gbps", "GB/s", "Little's law: SMs x stages x box / unloaded DRAM latency, capped at the DRAM peak"}};
+  e.headline = best_row("What fraction of device memory's bandwidth do TMA loads reach at their best box?",
+                        {{"variant", {"tensor_2d"}}}, "gbps", "ratio_to_ceiling");
+  e.headline.higher_is_better = true;
+  e.prose = {"One block per SM streams a tensor of 4 x L2 through a ring of shared-memory tiles, each filled by one "
+             "TMA load (a box of a 2-D tensor map encoded on the host) or one 1-D bulk copy and completed on an "
+             "mbarrier; 256 threads check every word against its index. Small boxes or few stages keep too few bytes "
+             "in flight to cover device memory's latency.",
+             "Bandwidth climbing with box x stages (the bytes in flight) and flattening near the DRAM peak; the 2-D "
+             "box against the contiguous bulk copy of the same bytes.", ""};
+  {
+    plot_spec p = line_plot("hierarchy_tma.png", "TMA and bulk-copy bandwidth against the box, per stage count", "box", "gbps", {"stages"});
+    p.panels = "variant";
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    p.model = "predicted.gbps";
+    e.plots.push_back(p);
+  }
+  return e;
+}()};
+
+registrar const inflight{[] {
+  experiment e;
+  e.id = "hierarchy.inflight";
+  e.description = "plain loads, cp.async, cp.async.bulk and TMA at equal bytes in flight per SM: who reaches DRAM bandwidth with how much";
+  e.seed_ref = "004 §5, 000 §9.2 (beyond the seed: Ampere's and Hopper's copy paths)";
+  e.axes = {string_axis("method", {"ld.global.v4", "cp.async", "cp.async.bulk", "tma"}),
+            pow2_axis("bytes_in_flight_per_sm", 12, 17, 12, 16)};
+  e.body = inflight_body;
+  e.ceiling = ceiling_relation::ratio;
+  e.describe_axis("method", "", "ld.global.v4 into registers; cp.async 16 B, cp.async.bulk or a TMA box into a 4-tile shared-memory ring");
+  e.describe_axis("bytes_in_flight_per_sm", "bytes", "bytes a block (one per SM) has requested and not yet used", true);
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling(),
+               {"extra.ratio_to_dram_peak", "x", "GB/s / the theoretical DRAM peak (memory clock x bus width)"},
+               {"predicted.gbps", "GB/s", "Little's law: SMs x bytes in flight / unloaded DRAM latency, capped at the DRAM peak"}};
+  e.headline = best_row("Which copy path comes closest to device memory's bandwidth with 32 KiB in flight per SM?",
+                        {{"bytes_in_flight_per_sm", {"32768"}}}, "gbps", "ratio_to_ceiling");
+  e.headline.higher_is_better = true;
+  e.prose = {"Four ways of bringing device memory to an SM at the same bytes in flight per SM (one block of 256 "
+             "threads per SM, a buffer of 4 x L2 read once): 16-byte ld.global.v4 into registers, all issued before "
+             "any is used; 16-byte cp.async, one 1-D cp.async.bulk, or one TMA box per tile of a 4-tile shared-memory "
+             "ring. Little's law says the rate is SMs x bytes in flight / latency until the DRAM peak caps it.",
+             "The bytes in flight each path needs to reach the plateau, against the dashed Little's-law model (which "
+             "uses the unloaded latency, so it is optimistic where the memory is busy).", ""};
+  {
+    plot_spec p = line_plot("hierarchy_inflight.png", "Bandwidth against bytes in flight per SM, per copy path",
+                            "bytes_in_flight_per_sm", "gbps", {"method"});
+    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
+    p.model = "predicted.gbps";
     e.plots.push_back(p);
   }
   return e;

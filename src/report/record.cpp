@@ -191,7 +191,52 @@ class checker {
       }
       x.plots.push_back(std::move(d));
     }
+    if (auto it = e.find("tables"); it != e.end()) {
+      std::string tp = join(path, "tables");
+      expect(it->is_array(), *it, tp, "an array");
+      for (std::size_t i = 0; i < it->size(); ++i) x.tables.push_back(table((*it)[i], at(tp, i)));
+    }
     return x;
+  }
+
+  table_decl table(json const& t, std::string const& path) const {
+    expect(t.is_object(), t, path, "an object");
+    table_decl d;
+    d.title = string_at(t, path, "title");
+    d.note = string_at(t, path, "note", false);
+    auto const& cols = need(t, path, "columns");
+    expect(cols.is_array(), cols, join(path, "columns"), "an array");
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      std::string p = at(join(path, "columns"), i);
+      expect(cols[i].is_object(), cols[i], p, "an object");
+      d.columns.emplace_back(string_at(cols[i], p, "label"), string_at(cols[i], p, "unit", false));
+    }
+    auto const& rows = need(t, path, "rows");
+    expect(rows.is_array(), rows, join(path, "rows"), "an array");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::string p = at(join(path, "rows"), i);
+      expect(rows[i].is_object(), rows[i], p, "an object");
+      std::vector<table_cell_decl> cells;
+      auto const& cs = need(rows[i], p, "cells");
+      expect(cs.is_array() && cs.size() == d.columns.size(), cs, join(p, "cells"), "an array of one cell a column");
+      for (std::size_t k = 0; k < cs.size(); ++k) {
+        std::string cp = at(join(p, "cells"), k);
+        json const& c = cs[k];
+        expect(c.is_object(), c, cp, "an object");
+        table_cell_decl cell;
+        cell.experiment = string_at(c, cp, "experiment", false);
+        cell.where = filter(c, cp, "where");
+        cell.metric = string_at(c, cp, "metric", false);
+        cell.pick = string_at(c, cp, "pick", false);
+        cell.device = string_at(c, cp, "device", false);
+        cell.source = string_at(c, cp, "source", false);
+        optional(c, cp, "value", "number");
+        if (auto v = c.find("value"); v != c.end() && v->is_number()) cell.value = v->get<double>();
+        cells.push_back(std::move(cell));
+      }
+      d.rows.emplace_back(string_at(rows[i], p, "label"), std::move(cells));
+    }
+    return d;
   }
 
  private:

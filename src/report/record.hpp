@@ -50,6 +50,19 @@ struct plot_decl {
   std::string panels;
 };
 
+/// A summary table's cell: a metric of the best row of an experiment of the record, a key of
+/// the record's device, a published figure with its source, or nothing.
+struct table_cell_decl {
+  std::string experiment, metric, pick, device, source;
+  row_filter where;
+  std::optional<double> value;
+};
+struct table_decl {
+  std::string title, note;
+  std::vector<std::pair<std::string, std::string>> columns;  ///< label, unit
+  std::vector<std::pair<std::string, std::vector<table_cell_decl>>> rows;
+};
+
 /// One entry of the record's `experiments`.
 struct experiment_entry {
   std::string id, description, seed_ref, status;
@@ -61,6 +74,7 @@ struct experiment_entry {
   std::vector<seed_figure_decl> seed_figures;
   std::string shows, look_for, seed_note;
   std::vector<plot_decl> plots;
+  std::vector<table_decl> tables;  ///< optional in the record: [] when absent
 
   axis_decl const* axis(std::string const& name) const;
   metric_decl const* metric(std::string const& name) const;

@@ -299,7 +299,60 @@ void plot_links(std::ostream& md, experiment_entry const& e, plot_outcome const&
   }
 }
 
-void render_section(std::ostream& md, section const& s, plot_outcome const& po) {
+/// One summary-table cell, from the record alone: the declared row's metric, the device's
+/// property, or the published figure with its source.
+std::string table_cell_text(table_cell_decl const& c, std::string const& unit, run_record const& rec,
+                            std::vector<std::string>& sources) {
+  auto const shown = [&](double v) { return unit == "bytes" ? fmt_bytes(v) : fmt(v); };
+  if (c.value) {
+    if (c.source.empty()) return shown(*c.value);
+    auto it = std::find(sources.begin(), sources.end(), c.source);
+    if (it == sources.end()) it = sources.insert(sources.end(), c.source);
+    return shown(*c.value) + " [" + std::to_string(it - sources.begin() + 1) + "]";
+  }
+  if (!c.device.empty()) {
+    auto v = num(obj(rec.doc, "device"), c.device.c_str());
+    return v ? shown(*v) : "—";
+  }
+  if (c.experiment.empty()) return "";
+  std::vector<json const*> rows;
+  for (auto const* r : rec.rows)
+    if (str(*r, "experiment") == c.experiment) rows.push_back(r);
+  std::optional<double> best;
+  for (auto const* r : rows) {
+    if (state_of(*r) != row_state::ok && state_of(*r) != row_state::no_timing) continue;
+    if (!matches(*r, c.where, rows)) continue;
+    auto v = metric_value(*r, c.metric);
+    if (!v) continue;
+    if (!best || (c.pick == "max" && *v > *best) || (c.pick == "min" && *v < *best)) best = v;
+    if (c.pick.empty()) break;
+  }
+  return best ? shown(*best) : "—";
+}
+
+void summary_tables(std::ostream& md, experiment_entry const& e, run_record const& rec) {
+  for (auto const& t : e.tables) {
+    std::vector<std::string> sources;
+    md << "**" << cell(t.title) << ".**\n\n|  |";
+    for (auto const& [label, unit] : t.columns)
+      md << " " << cell(label) << (unit.empty() || unit == "bytes" ? "" : " (" + cell(unit) + ")") << " |";
+    md << "\n|---|";
+    for (std::size_t i = 0; i < t.columns.size(); ++i) md << "--:|";
+    md << "\n";
+    for (auto const& [label, cells] : t.rows) {
+      md << "| " << cell(label) << " |";
+      for (std::size_t i = 0; i < cells.size() && i < t.columns.size(); ++i)
+        md << " " << cell(table_cell_text(cells[i], t.columns[i].second, rec, sources)) << " |";
+      md << "\n";
+    }
+    md << "\n";
+    for (std::size_t i = 0; i < sources.size(); ++i) md << "[" << i + 1 << "] " << cell(sources[i]) << "  \n";
+    if (!sources.empty()) md << "\n";
+    if (!t.note.empty()) md << t.note << "\n\n";
+  }
+}
+
+void render_section(std::ostream& md, section const& s, plot_outcome const& po, run_record const& rec) {
   std::string heading = s.id.empty() ? "Rows without an experiment id" : s.id;
   md << "## " << heading << "\n\n";
   std::string line;
@@ -359,6 +412,7 @@ void render_section(std::ostream& md, section const& s, plot_outcome const& po) 
          << "): " << cell(str(*r, "skipped")) << "\n";
     md << "\n";
   }
+  if (e && e->declared) summary_tables(md, *e, rec);
   if (e) plot_links(md, *e, po);
 }
 
@@ -518,7 +572,7 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
   }
   for (auto const& s : sections) {
     try {
-      render_section(md, s, po);
+      render_section(md, s, po, rec);
     } catch (std::exception const& e) {  // a malformed section must not lose the others
       md << "> This section could not be rendered: " << e.what() << "\n\n";
     }

@@ -122,5 +122,16 @@ TEST(Registry, RefusesADeclarationNamingAnAxisOrMetricItLacks) {
   EXPECT_FALSE(no_baseline.headline.higher_is_better);  // a time is better low
   EXPECT_TRUE(best_row("q?", {}, "gbps").higher_is_better);
   EXPECT_FALSE(best_row("q?", {}, "extra.cycles_per_load").higher_is_better);
+  experiment short_row = e;
+  short_row.tables = {{"atlas", {{"a", ""}, {"b", ""}}, {{"level", {published(1, "src")}}}, ""}};
+  EXPECT_NE(add_error(short_row).find("has 1 cells for 2 columns"), std::string::npos) << add_error(short_row);
+  experiment two_sources = e;
+  table_cell both = from_device("l2_bytes");
+  both.value = 3;
+  two_sources.tables = {{"atlas", {{"a", ""}}, {{"level", {both}}}, ""}};
+  EXPECT_NE(add_error(two_sources).find("two sources"), std::string::npos);
+  experiment bad_pick = e;
+  bad_pick.tables = {{"atlas", {{"a", ""}}, {{"level", {from_row("x.y", {}, "gbps", "best")}}}, ""}};
+  EXPECT_NE(add_error(bad_pick).find("picks 'best'"), std::string::npos);
   EXPECT_EQ(registry::instance().find("demo.declared"), nullptr);  // none of them was added
 }

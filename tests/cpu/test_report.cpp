@@ -290,3 +290,57 @@ TEST(Report, ThrottledRowsAreMarkedAndSummarised) {
             std::string::npos) << r.md.substr(0, 3000);
   EXPECT_NE(r.md.find("| NVML | unavailable: cannot load libnvidia-ml.so.1 |"), std::string::npos);
 }
+
+// A declared summary table is filled from the record alone: a metric of another experiment's
+// row, a device property, a published figure with its numbered source, and "—" for a row
+// the record does not hold.
+TEST(Report, SummaryTableCellsComeFromTheRecord) {
+  scratch_dir d;
+  json rec = json::parse(slurp(complete_fixture));
+  json const* aligned = nullptr;
+  for (auto const& r : rec["rows"])
+    if (r["experiment"] == "coalescing.offset" && r["params"]["offset"] == 0 && r.value("verified", "") == "passed")
+      aligned = &r;
+  ASSERT_NE(aligned, nullptr);
+  double const gbps = (*aligned)["gbps"].get<double>();
+  json table = {{"title", "Atlas of the test"},
+                {"note", "a note under the table"},
+                {"columns", json::array({{{"label", "bandwidth"}, {"unit", "GB/s"}},
+                                         {{"label", "size"}, {"unit", "bytes"}},
+                                         {{"label", "published"}, {"unit", "GB/s"}}})},
+                {"rows", json::array({
+                    {{"label", "aligned copy"},
+                     {"cells", json::array({{{"experiment", "coalescing.offset"}, {"where", {{"offset", {"0"}}}},
+                                             {"metric", "gbps"}, {"pick", ""}},
+                                            {{"device", "l2_bytes"}},
+                                            {{"value", 790}, {"source", "the Guide (V100)"}}})}},
+                    {{"label", "not run"},
+                     {"cells", json::array({{{"experiment", "nothing.here"}, {"where", json::object()},
+                                             {"metric", "gbps"}, {"pick", "max"}},
+                                            json::object(),
+                                            {{"value", 1000}, {"source", "the Guide (V100)"}}})}}})}};
+  rec["experiments"][0]["tables"] = json::array({table});
+  rec["device"]["l2_bytes"] = 52428800;
+  auto r = render(d.write("run.json", rec), d);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.md.find("**Atlas of the test.**"), std::string::npos) << r.md;
+  EXPECT_NE(r.md.find("| bandwidth (GB/s) | size | published (GB/s) |"), std::string::npos);
+  EXPECT_NE(r.md.find("| aligned copy | " + memlab::report::detail::fmt(gbps) + " | " +
+                      memlab::report::detail::fmt_bytes(52428800) + " | 790 [1] |"),
+            std::string::npos)
+      << r.md;
+  EXPECT_NE(r.md.find("| not run | — |  | 1000 [1] |"), std::string::npos) << r.md;
+  EXPECT_EQ(count_of(r.md, "[1] the Guide (V100)"), 1);
+  EXPECT_NE(r.md.find("a note under the table"), std::string::npos);
+}
+
+TEST(Report, SummaryTableOfTheWrongShapeIsRefusedWithItsPath) {
+  scratch_dir d;
+  json rec = json::parse(slurp(complete_fixture));
+  rec["experiments"][0]["tables"] = json::array({{{"title", "t"},
+                                                  {"columns", json::array({{{"label", "a"}, {"unit", ""}}})},
+                                                  {"rows", json::array({{{"label", "r"}, {"cells", json::array()}}})}}});
+  auto r = render(d.write("run.json", rec), d);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("tables[0].rows[0].cells"), std::string::npos) << r.err;
+}

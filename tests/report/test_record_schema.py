@@ -58,6 +58,26 @@ class schema_test(unittest.TestCase):
         self.assertEqual(rec["format_version"], 2)
         self.assertGreaterEqual(sum(len(e["plots"]) for e in rec["experiments"]), 20)
 
+    def test_summary_table_cells(self):
+        # A table is optional; each cell has exactly one source (or none).
+        entry = {"id": "a.b", "description": "", "seed_ref": "", "status": "completed", "points": 1, "axes": [],
+                 "metrics": [], "headline": {"question": "", "where": {}, "best_by": "median_ms",
+                                             "higher_is_better": False, "compare": "", "baseline": {}},
+                 "seed_figures": [], "prose": {"shows": "", "look_for": "", "seed": ""}, "plots": [], "ceiling": "none"}
+        doc = {"format_version": 2, "experiments": [entry], "rows": []}
+        self.assertEqual(problems(doc), [])
+        cells = [{}, {"device": "l2_bytes"}, {"value": 29, "source": "Luo et al. 2024"},
+                 {"experiment": "c.d", "where": {"x": ["max"]}, "metric": "gbps", "pick": "max"}]
+        entry["tables"] = [{"title": "t", "note": "", "columns": [{"label": "c", "unit": ""}] * 4,
+                            "rows": [{"label": "r", "cells": cells}]}]
+        self.assertEqual(problems(doc), [])
+        for bad in [{"device": "l2_bytes", "value": 3, "source": "s"},  # two sources
+                    {"experiment": "c.d", "where": {}, "metric": "gbps", "pick": "best"},
+                    {"value": "29", "source": "s"}]:
+            with self.subTest(bad=bad):
+                entry["tables"][0]["rows"][0]["cells"] = [bad]
+                self.assertTrue(problems(doc), "accepted: %r" % bad)
+
     def test_wrong_shapes_are_rejected(self):
         good = {"format_version": 2, "experiments": [], "rows": []}
         self.assertEqual(problems(good), [])

@@ -19,7 +19,7 @@ namespace {
 #endif
 
 /// The cluster-window address of shared address `local` in block `rank` of this cluster.
-__device__ __forceinline__ std::uint32_t map_to_rank(std::uint32_t local, std::uint32_t rank) {
+[[maybe_unused]] __device__ __forceinline__ std::uint32_t map_to_rank(std::uint32_t local, std::uint32_t rank) {
 #if MEMLAB_HAS_CLUSTERS
   std::uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
@@ -45,10 +45,14 @@ __global__ void dsmem_chase_kernel(std::uint32_t const* next, int slots, int tar
   if (me == 0 && threadIdx.x == 0) {
     std::uint32_t j = map_to_rank(base, static_cast<std::uint32_t>(target));  // slot 0 of the target
     for (int i = 0; i < slots; ++i) asm volatile("ld.shared::cluster.u32 %0, [%0];" : "+r"(j));
+    std::uint64_t n0, n1;
     std::uint64_t const c0 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(n0));
     for (std::uint64_t i = 0; i < loads; ++i) asm volatile("ld.shared::cluster.u32 %0, [%0];" : "+r"(j));
     std::uint64_t const c1 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(n1));
     out[0] = c1 - c0;
+    out[2] = n1 - n0;
     out[1] = j - map_to_rank(base, static_cast<std::uint32_t>(target));  // byte offset of the last slot
   }
   cluster.sync();  // no block leaves while its shared memory may still be read
@@ -145,7 +149,7 @@ dsmem_chase_result dsmem_chase(int cluster, int target, int slots, std::uint64_t
   MEMLAB_EXPECTS(slots >= 2 && loads >= 1, "slots >= 2 and loads >= 1");
   auto const next = random_cycle(static_cast<std::size_t>(slots), seed);
   device_buffer<std::uint32_t> d_next(next.size());
-  device_buffer<std::uint64_t> out(2);
+  device_buffer<std::uint64_t> out(3);
   d_next.upload(next);
   std::size_t const smem = static_cast<std::size_t>(slots) * 4;
   allow_cluster(dsmem_kernel(false), cluster, smem);
@@ -153,11 +157,12 @@ dsmem_chase_result dsmem_chase(int cluster, int target, int slots, std::uint64_t
   cudaLaunchConfig_t cfg = cluster_config(cluster, 32, smem, cluster, stream, &attr);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, dsmem_chase_kernel, static_cast<std::uint32_t const*>(d_next.data()),
                                        slots, target, loads, out.data()));
-  std::uint64_t h[2];
+  std::uint64_t h[3];
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
   dsmem_chase_result r;
   r.cycles_per_load = static_cast<double>(h[0]) / static_cast<double>(loads);
+  r.ns_per_load = static_cast<double>(h[2]) / static_cast<double>(loads);
   r.last_slot = static_cast<std::uint32_t>(h[1] / 4);
   r.expected_slot = follow(next, 0, static_cast<std::uint64_t>(slots) + loads);
   return r;

@@ -55,6 +55,7 @@ onchip_op parse_onchip_op(std::string const& name);
 
 struct onchip_result {
   double cycles_per_op = 0;
+  double ns_per_op = 0;        ///< %globaltimer over the same timed pass
   std::uint32_t checksum = 0;  ///< the chain's end (checked on the host)
 };
 /// `ops` dependent operations after `ops` untimed ones; seeded so the result is checkable.
@@ -84,6 +85,7 @@ int dsmem_max_clusters(bool stream, int cluster, std::size_t smem_bytes, int thr
 
 struct dsmem_chase_result {
   double cycles_per_load = 0;
+  double ns_per_load = 0;      ///< %globaltimer over the same timed loads
   std::uint32_t last_slot = 0, expected_slot = 0;
 };
 /// Block 0 of one cluster of `cluster` blocks chases a random cycle of `slots` words that
@@ -95,5 +97,62 @@ dsmem_chase_result dsmem_chase(int cluster, int target, int slots, std::uint64_t
 void dsmem_stream(int cluster, int clusters, int words, int distance, int reps, std::uint32_t* block_sums,
                   cudaStream_t stream);
 std::uint32_t dsmem_stream_reference(int cluster, int clusters, int words, int distance, int reps);
+
+/// Streaming device memory toward the SMs by four paths (hierarchy.tma, hierarchy.inflight):
+/// one block of stream_threads threads per SM walks tiles of a buffer that holds word g =
+/// g * stream_pattern (mod 2^32), checks every word against that and sums it.
+///   ld_global_v4  each thread issues tile_bytes / 4096 independent 16-byte ld.global.v4,
+///                 then consumes them: tile_bytes in flight, in registers
+///   cp_async      every thread copies 16-byte pieces with cp.async (sm_80) into a ring of
+///                 `stages` tiles in shared memory, completion by mbarrier arrive-on
+///   bulk          one thread issues one cp.async.bulk of tile_bytes contiguous bytes per
+///                 stage (sm_90), completion by mbarrier transaction bytes
+///   tma           one thread issues one cp.async.bulk.tensor.2d of a box tile_w_bytes wide
+///                 and tile_rows rows of a 2-D tensor (sm_90; the tensor map is encoded on
+///                 the host with cuTensorMapEncodeTiled, found with cudaGetDriverEntryPoint)
+enum class copy_method { ld_global_v4, cp_async, bulk, tma };
+char const* to_string(copy_method m) noexcept;  ///< "ld.global.v4", "cp.async", "cp.async.bulk", "tma"
+copy_method parse_copy_method(std::string const& name);
+/// The architecture the method's instructions need (memlab/arch.hpp), 0 for none.
+int copy_method_arch(copy_method m) noexcept;
+/// The kernel a method launches: check its image before launching (memlab/arch.hpp).
+void const* copy_kernel(copy_method m);
+inline constexpr int stream_threads = 256;
+inline constexpr std::uint32_t stream_pattern = 2654435761u;
+inline constexpr int stream_max_stages = 16;
+/// The row of the 2-D tensor the tma method reads: the buffer is rows of this many bytes.
+inline constexpr std::size_t stream_row_bytes = 4096;
+
+struct stream_plan {
+  copy_method method = copy_method::bulk;
+  std::size_t tile_bytes = 4096;   ///< bytes of one tile (one stage, or one batch of loads)
+  std::size_t tile_w_bytes = 0;    ///< tma: the box's width in bytes (tile_bytes / tile_w_bytes rows)
+  int stages = 4;                  ///< tiles in the shared-memory ring (ignored by ld_global_v4)
+  int blocks = 0;                  ///< blocks (0: one per SM)
+};
+/// Throws memlab::error naming what is wrong with `plan` for `bytes` (tile sizes, the ring
+/// against the opt-in shared memory, the box limits of TMA), before any work is issued.
+void check_stream_plan(stream_plan const& plan, std::size_t bytes);
+/// Dynamic shared memory the plan's ring needs.
+std::size_t stream_smem_bytes(stream_plan const& plan);
+
+struct stream_sums {
+  std::uint32_t sum = 0;         ///< every word read, added mod 2^32
+  std::uint64_t mismatches = 0;  ///< words that did not hold g * stream_pattern
+};
+/// Writes word g = g * stream_pattern over `words` words.
+void fill_stream_pattern(std::uint32_t* data, std::size_t words, cudaStream_t stream);
+/// The host's checksum of `bytes` of the pattern read once: sum of g * stream_pattern.
+std::uint32_t stream_pattern_sum(std::size_t bytes);
+
+/// Reads `bytes` (a multiple of the tile, and for tma of stream_row_bytes * tile rows) of
+/// `data` once with `plan`; per-block sums and mismatch counts go to `block_out`
+/// (2 x blocks words: sum, mismatches). The tma method encodes its tensor map here.
+void stream_read(std::uint32_t const* data, std::size_t bytes, stream_plan const& plan, std::uint32_t* block_out,
+                 cudaStream_t stream);
+/// Adds up stream_read's per-block words after the stream has finished.
+stream_sums collect_stream_sums(std::uint32_t const* block_out, int blocks);
+/// The block count stream_read uses for `plan` (one per SM when plan.blocks is 0).
+int stream_blocks(stream_plan const& plan);
 
 }  // namespace memlab::hierarchy

@@ -22,6 +22,7 @@ __host__ __device__ constexpr std::uint32_t lane_start(int lane) { return static
 template <onchip_op Op>
 __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std::uint32_t seed_word,
                               std::uint64_t* cycles, std::uint32_t* checksum) {
+  // cycles[0]: clock64 cycles, cycles[1]: %globaltimer ns of the same timed pass.
   __shared__ std::uint32_t s_chain[chain_slots];
   int const lane = threadIdx.x;
   // The shared chain holds shared-window addresses, so each load's value is the next
@@ -35,9 +36,12 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
   std::uint32_t x = seed_word;
   float f = __uint_as_float((seed_word & 0x007fffffu) | 0x3f800000u);  // in [1, 2)
   float const fa = 0.999f, fb = 0.001f;
-  std::uint64_t c0 = 0;
+  std::uint64_t c0 = 0, n0 = 0;
   for (int pass = 0; pass < 2; ++pass) {  // pass 0 warms up, pass 1 is timed
-    if (pass == 1) c0 = clock64();
+    if (pass == 1) {
+      c0 = clock64();
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(n0));
+    }
 #pragma unroll 16
     for (std::uint64_t i = 0; i < ops; ++i) {
       if constexpr (Op == onchip_op::shared_load) {
@@ -52,6 +56,8 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
     }
   }
   std::uint64_t const c1 = clock64();
+  std::uint64_t n1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(n1));
   std::uint32_t value = Op == onchip_op::register_imad   ? x
                        : Op == onchip_op::register_ffma ? __float_as_uint(f)
                        : Op == onchip_op::shared_load   ? (j - base) / 4
@@ -61,7 +67,8 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
     for (int o = 16; o > 0; o >>= 1) value += __shfl_xor_sync(0xffffffffu, value, o);
   }
   if (lane == 0) {
-    *cycles = c1 - c0;
+    cycles[0] = c1 - c0;
+    cycles[1] = n1 - n0;
     *checksum = value;
   }
 }
@@ -120,7 +127,7 @@ onchip_result onchip_latency(onchip_op op, std::uint64_t ops, std::uint64_t seed
   auto const next = random_cycle(chain_slots, seed);
   auto const const_next = random_cycle(const_chain_slots, seed);
   device_buffer<std::uint32_t> d_next(chain_slots), d_sum(1);
-  device_buffer<std::uint64_t> d_cycles(1);
+  device_buffer<std::uint64_t> d_cycles(2);
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), chain_slots * 4, cudaMemcpyHostToDevice, stream));
   MEMLAB_CUDA_CHECK(
       cudaMemcpyToSymbolAsync(c_chain, const_next.data(), const_chain_slots * 4, 0, cudaMemcpyHostToDevice, stream));
@@ -136,12 +143,13 @@ onchip_result onchip_latency(onchip_op op, std::uint64_t ops, std::uint64_t seed
 #undef MEMLAB_ONCHIP_CASE
   }
   MEMLAB_CHECK_LAUNCH();
-  std::uint64_t cycles = 0;
+  std::uint64_t cycles[2] = {0, 0};
   onchip_result r;
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(&cycles, d_cycles.data(), 8, cudaMemcpyDeviceToHost, stream));
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(cycles, d_cycles.data(), sizeof cycles, cudaMemcpyDeviceToHost, stream));
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(&r.checksum, d_sum.data(), 4, cudaMemcpyDeviceToHost, stream));
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  r.cycles_per_op = static_cast<double>(cycles) / static_cast<double>(ops);
+  r.cycles_per_op = static_cast<double>(cycles[0]) / static_cast<double>(ops);
+  r.ns_per_op = static_cast<double>(cycles[1]) / static_cast<double>(ops);
   return r;
 }
 
