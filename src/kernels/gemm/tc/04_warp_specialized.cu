@@ -20,7 +20,7 @@
 namespace memlab::detail::gemm_tc {
 namespace {
 
-constexpr int bm = 128, bk = 64, threads = 384, group_m = 16;
+constexpr int bm = 128, bk = 64, threads = 384;
 
 template <int BN>
 struct ws_config {
@@ -48,6 +48,7 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = ws_config<BN>;
   constexpr int stages = cfg::stages;
+  constexpr int group_m = 16;  // grouped order: runs of 16 M tiles (2048 rows of A stay in L2)
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
