@@ -8,14 +8,17 @@
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
+
+/// Element offset of (row, 16-byte chunk) in a tile of 32-element (64-byte) rows, swizzled.
+__host__ __device__ constexpr int mma_sync_swizzle(int row, int chunk) { return row * 32 + ((chunk ^ ((row >> 1) & 3)) * 8); }
+
 namespace {
 
 constexpr int bm = 128, bn = 128, bk = 32, stages = 4, threads = 256;
+static_assert(bk == 32, "mma_sync_swizzle assumes 64-byte rows");
 constexpr int tile_elems = (bm + bn) * bk;  // one stage: A tile then B tile
 constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_elems * 2;
 
-/// Element offset of (row, 16-byte chunk) in a 32-wide swizzled tile.
-__host__ __device__ constexpr int swz(int row, int chunk) { return row * bk + ((chunk ^ ((row >> 1) & 3)) * 8); }
 
 template <class In>
 __global__ void __launch_bounds__(threads) mma_sync_kernel(problem p) {
@@ -49,7 +52,7 @@ __global__ void __launch_bounds__(threads) mma_sync_kernel(problem p) {
       int const bytes = (row_ok && left > 0) ? static_cast<int>(left >= 8 ? 16 : left * 2) : 0;
       In const* src = is_a ? a : b;
       if (bytes > 0) src += g * (is_a ? p.a_si : p.b_sj) + gk;
-      cp_async_16(smem_addr((is_a ? sa : sb) + swz(r, ch)), src, bytes);
+      cp_async_16(smem_addr((is_a ? sa : sb) + mma_sync_swizzle(r, ch)), src, bytes);
     }
   };
 
@@ -79,13 +82,13 @@ __global__ void __launch_bounds__(threads) mma_sync_kernel(problem p) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         int const r = wm + 16 * i + lane % 16;
-        ldmatrix_x4(fa[i], smem_addr(sa + swz(r, kk + lane / 16)));
+        ldmatrix_x4(fa[i], smem_addr(sa + mma_sync_swizzle(r, kk + lane / 16)));
       }
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
         int const r = wn + 16 * j + (lane / 16) * 8 + lane % 8;
         std::uint32_t t[4];
-        ldmatrix_x4(t, smem_addr(sb + swz(r, kk + (lane / 8) % 2)));
+        ldmatrix_x4(t, smem_addr(sb + mma_sync_swizzle(r, kk + (lane / 8) % 2)));
         fb[2 * j][0] = t[0];
         fb[2 * j][1] = t[1];
         fb[2 * j + 1][0] = t[2];

@@ -199,10 +199,10 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
       !why.empty())
     return why;
   if (rung == gemm_tc_rung::wmma) return {};
-  if (auto why = format_unavailable(arch::cp_async, name == "mma_sync" ? "cp.async and ldmatrix" : "TMA", t.image_arch,
-                                    t.device_cc, false);
-      !why.empty())
-    return why;
+  if (rung == gemm_tc_rung::mma_sync)
+    if (auto why = format_unavailable(arch::cp_async, "cp.async and ldmatrix", t.image_arch, t.device_cc, false);
+        !why.empty())
+      return why;
   if (s.op_a != gemm_op::n || s.op_b != gemm_op::t)
     return name + " needs op_a = n, op_b = t (both operands K-major); got " + op_text(s.op_a, s.op_b);
   if (!s.aligned) return name + " needs 16-byte aligned A and B with lda and ldb multiples of 8";
