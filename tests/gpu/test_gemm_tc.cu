@@ -202,8 +202,8 @@ TEST(GemmTc, KZeroScalesC) {
   MEMLAB_REQUIRE_GPU();
   for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma, gemm_tc_rung::persistent}) {
     std::string sk;
-    check_case<__nv_bfloat16, float>({37, 41, 0, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.f, 0.5f}, r, sk);
-    check_case<__half, __half>({37, 41, 0, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.f, 0.f}, r, sk);
+    check_case<__nv_bfloat16, float>({37, 41, 0, gemm_op::n, gemm_op::t, 8, 8, 0, 0, 0, 1.f, 0.5f}, r, sk);
+    check_case<__half, __half>({37, 41, 0, gemm_op::n, gemm_op::t, 8, 8, 2, 0, 0, 1.f, 0.f}, r, sk);
   }
 }
 
