@@ -35,3 +35,18 @@ inline cublasHandle_t cublas() {
 }
 
 }  // namespace memlab::experiments
+
+namespace memlab::experiments {
+
+/// Sets the shared handle's math mode for a scope and restores pedantic FP32 after: the
+/// tensor-core GEMM reference and peer (BF16/FP16 inputs, FP32 compute) run in
+/// CUBLAS_DEFAULT_MATH, the mode a user of cublasGemmEx gets.
+class cublas_math_scope {
+ public:
+  explicit cublas_math_scope(cublasMath_t mode) { MEMLAB_CUBLAS_CHECK(cublasSetMathMode(cublas(), mode)); }
+  ~cublas_math_scope() { (void)cublasSetMathMode(cublas(), CUBLAS_PEDANTIC_MATH); }
+  cublas_math_scope(cublas_math_scope const&) = delete;
+  cublas_math_scope& operator=(cublas_math_scope const&) = delete;
+};
+
+}  // namespace memlab::experiments

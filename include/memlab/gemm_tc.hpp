@@ -1,0 +1,91 @@
+#pragma once
+// memlab::gemm_bf16 / memlab::gemm_f16: tensor-core GEMM, 16-bit inputs, FP32 accumulation.
+//
+//   C = alpha * op(A) * op(B) + beta * C        (all matrices row-major, in device memory)
+//
+//   memlab::gemm_bf16(memlab::gemm_op::n, memlab::gemm_op::t, m, n, k, 1.f, a, k, w, k, 0.f, c, n, stream);
+//
+// op(A) is m x k: op n, A is stored m x k (lda >= k); op t, A is stored k x m (lda >= m).
+// op(B) is k x n: op n, B is stored k x n (ldb >= n); op t, B is stored n x k (ldb >= k).
+// C is m x n (ldc >= n), BF16 (FP16 for gemm_f16) or FP32. Any m, n, k >= 0; k = 0 gives
+// C = beta * C; beta = 0 never reads C (NaN in C does not propagate).
+//
+// The rungs (docs/tc-gemm.md): 1 wmma, 2 mma_sync, 3 tma_wgmma, 4 warp_specialized,
+// 5 persistent. Rungs 2-5 need the canonical layout op(A) = n, op(B) = t (both operands
+// K-major: the layout of y = x W^T with W stored out x in) and 16-byte aligned A and B with
+// lda, ldb multiples of 8; rungs 3-5 also need an sm_90a image. `automatic` takes the
+// fastest rung the compiled image, the device, the layout and the alignment allow (the
+// wmma rung takes every layout and alignment), so it never refuses a valid problem that the
+// image can run. A rung named explicitly that cannot take the problem throws. BF16 needs
+// an sm_80+ image (Turing has no BF16 tensor cores); FP16 runs from sm_75.
+// Invalid arguments throw memlab::error with one line before any work is issued, C untouched.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memlab {
+
+enum class gemm_op : char { n = 'n', t = 't' };
+
+enum class gemm_tc_rung : int {
+  automatic = 0,
+  wmma = 1,              ///< WMMA fragments from shared memory, any layout (sm_75 FP16, sm_80 BF16)
+  mma_sync = 2,          ///< mma.sync + ldmatrix + cp.async multistage, swizzled shared memory (sm_80)
+  tma_wgmma = 3,         ///< TMA into 128-byte-swizzled shared memory + wgmma (sm_90a)
+  warp_specialized = 4,  ///< producer warpgroup (TMA, mbarriers) + two consumer warpgroups, setmaxnreg
+  persistent = 5,        ///< rung 4 persistent over grouped tiles: the next tile's loads overlap the epilogue
+};
+
+void gemm_bf16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_bfloat16 const* a, std::int64_t lda, __nv_bfloat16 const* b, std::int64_t ldb, float beta,
+               __nv_bfloat16* c, std::int64_t ldc, cudaStream_t stream = nullptr,
+               gemm_tc_rung rung = gemm_tc_rung::automatic);
+void gemm_bf16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_bfloat16 const* a, std::int64_t lda, __nv_bfloat16 const* b, std::int64_t ldb, float beta,
+               float* c, std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
+void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+              __half const* a, std::int64_t lda, __half const* b, std::int64_t ldb, float beta, __half* c,
+              std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
+void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+              __half const* a, std::int64_t lda, __half const* b, std::int64_t ldb, float beta, float* c,
+              std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
+
+/// "wmma", "mma_sync", "tma_wgmma", "warp_specialized", "persistent" (rungs 1..5, in order).
+std::vector<std::string> gemm_tc_rung_names();
+std::string gemm_tc_rung_name(gemm_tc_rung rung);
+/// Throws memlab::error for an unknown name; "automatic" is accepted.
+gemm_tc_rung gemm_tc_rung_from_name(std::string const& name);
+
+/// What the rung choice depends on. No CUDA calls are needed to fill it by hand (tests).
+struct gemm_tc_target {
+  int image_arch = 0;         ///< compiled_arch of the rung kernels on the device (75, 80, 90)
+  bool sm90a = false;         ///< the image holds the sm_90a features (wgmma, setmaxnreg)
+  int device_cc = 0;          ///< compute capability x 10
+  std::size_t smem_per_block_optin_bytes = 0;
+  int sm_count = 0;
+};
+
+/// The current device and this binary's rung kernels (cached per device).
+gemm_tc_target gemm_tc_current_target();
+
+/// The problem's properties the rung choice looks at.
+struct gemm_tc_shape {
+  std::int64_t m = 0, n = 0, k = 0;
+  gemm_op op_a = gemm_op::n, op_b = gemm_op::t;
+  bool bf16 = true;      ///< BF16 inputs (else FP16)
+  bool aligned = true;   ///< A and B 16-byte aligned, lda and ldb multiples of 8 elements
+};
+
+/// Empty when `rung` can run `shape` on `target`; otherwise one line saying why not. No CUDA calls.
+std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& shape, gemm_tc_target const& target);
+
+/// The rung `automatic` runs: the fastest one that can run `shape` on `target`; rung
+/// `automatic` itself when none can (the call then throws with the wmma rung's reason).
+gemm_tc_rung gemm_tc_select(gemm_tc_shape const& shape, gemm_tc_target const& target);
+
+}  // namespace memlab

@@ -1,0 +1,251 @@
+// memlab::gemm_bf16 / gemm_f16: validation, the rung choice and the dispatch.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "kernels/gemm/tc/tc_kernels.hpp"
+#include "memlab/arch.hpp"
+#include "memlab/error.hpp"
+#include "memlab/gemm_tc.hpp"
+
+namespace memlab {
+namespace detail::gemm_tc {
+namespace {
+
+__global__ void sm90a_probe_kernel(int* out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 const fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    MEMLAB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || f == nullptr)
+      throw memlab::error("gemm_tc: the driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+bool image_has_sm90a() {
+  static std::mutex mu;
+  static std::map<int, bool> cache;
+  int dev = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(dev);
+  if (it != cache.end()) return it->second;
+  if (compiled_arch(reinterpret_cast<void const*>(sm90a_probe_kernel)) < 90) return cache[dev] = false;
+  int* d = nullptr;
+  int h = 0;
+  MEMLAB_CUDA_CHECK(cudaMalloc(&d, sizeof(int)));
+  sm90a_probe_kernel<<<1, 1>>>(d);
+  cudaError_t const launched = cudaGetLastError();
+  cudaError_t const copied = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+  MEMLAB_CUDA_CHECK_NOTHROW(cudaFree(d));
+  MEMLAB_CUDA_CHECK(launched);
+  MEMLAB_CUDA_CHECK(copied);
+  return cache[dev] = (h == 1);
+}
+
+void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
+                     int box_rows) {
+  cuuint64_t const dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
+  cuuint64_t const strides[1] = {static_cast<cuuint64_t>(ld) * 2};
+  cuuint32_t const box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  cuuint32_t const elem_strides[2] = {1, 1};
+  CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                 2, const_cast<void*>(base), dims, strides, box, elem_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw memlab::error("gemm_tc: cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ") for a " +
+                        std::to_string(rows) + " x " + std::to_string(k) + " operand, ld " + std::to_string(ld));
+}
+
+}  // namespace detail::gemm_tc
+
+namespace {
+
+char const* const rung_names[] = {"automatic", "wmma", "mma_sync", "tma_wgmma", "warp_specialized", "persistent"};
+
+std::string op_text(gemm_op a, gemm_op b) {
+  return std::string(1, static_cast<char>(a)) + static_cast<char>(b);
+}
+
+template <class In, class Out>
+void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+         In const* a, std::int64_t lda, In const* b, std::int64_t ldb, float beta, Out* c, std::int64_t ldc,
+         cudaStream_t stream, gemm_tc_rung rung) {
+  using namespace detail::gemm_tc;
+  auto fail = [&](std::string const& why) { throw memlab::error(std::string(fn) + ": " + why); };
+  if (op_a != gemm_op::n && op_a != gemm_op::t) fail("op_a must be gemm_op::n or gemm_op::t");
+  if (op_b != gemm_op::n && op_b != gemm_op::t) fail("op_b must be gemm_op::n or gemm_op::t");
+  if (m < 0 || n < 0 || k < 0)
+    fail("m, n, k must be >= 0 (got " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ")");
+  if (static_cast<int>(rung) < 0 || static_cast<int>(rung) > 5) fail("unknown rung " + std::to_string(static_cast<int>(rung)));
+  std::int64_t const a_cols = op_a == gemm_op::n ? k : m;  // stored row length
+  std::int64_t const b_cols = op_b == gemm_op::n ? n : k;
+  if (lda < std::max<std::int64_t>(a_cols, 1)) fail("lda = " + std::to_string(lda) + " < " + std::to_string(a_cols));
+  if (ldb < std::max<std::int64_t>(b_cols, 1)) fail("ldb = " + std::to_string(ldb) + " < " + std::to_string(b_cols));
+  if (ldc < std::max<std::int64_t>(n, 1)) fail("ldc = " + std::to_string(ldc) + " < n = " + std::to_string(n));
+  if (m == 0 || n == 0) return;
+  if (c == nullptr) fail("c is null");
+  bool const uses_ab = k > 0 && alpha != 0.f;
+  if (uses_ab && (a == nullptr || b == nullptr)) fail("a or b is null");
+  // Tile counts and TMA coordinates are 32-bit.
+  if (m > (std::int64_t{1} << 31) - 256 || n > (std::int64_t{1} << 31) - 256 || k > (std::int64_t{1} << 31) - 256)
+    fail("m, n, k must be below 2^31 - 256");
+
+  problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = a;
+  p.b = b;
+  p.a_si = op_a == gemm_op::n ? lda : 1;
+  p.a_sk = op_a == gemm_op::n ? 1 : lda;
+  p.b_sj = op_b == gemm_op::t ? ldb : 1;
+  p.b_sk = op_b == gemm_op::t ? 1 : ldb;
+  p.c = c;
+  p.ldc = ldc;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.c_f32 = std::is_same_v<Out, float>;
+  p.c_pair = ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(c) % (2 * sizeof(Out)) == 0;
+
+  gemm_tc_shape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.op_a = op_a;
+  s.op_b = op_b;
+  s.bf16 = std::is_same_v<In, __nv_bfloat16>;
+  auto aligned16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  s.aligned = aligned16(a) && aligned16(b) && lda % 8 == 0 && ldb % 8 == 0;
+  gemm_tc_target const target = gemm_tc_current_target();
+  gemm_tc_rung chosen = rung;
+  if (rung == gemm_tc_rung::automatic) {
+    chosen = gemm_tc_select(s, target);
+    if (chosen == gemm_tc_rung::automatic) fail(gemm_tc_unavailable(gemm_tc_rung::wmma, s, target));
+  } else if (auto why = gemm_tc_unavailable(rung, s, target); !why.empty()) {
+    fail(why);
+  }
+  if (!uses_ab) {  // C = beta * C: no operand is read
+    launch_scale_c<In>(p, stream);
+    return;
+  }
+  switch (chosen) {
+    case gemm_tc_rung::wmma: launch_wmma<In>(p, stream); break;
+    case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
+    case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
+    case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
+    case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
+    default: fail("no rung");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> gemm_tc_rung_names() { return {rung_names + 1, rung_names + 6}; }
+
+std::string gemm_tc_rung_name(gemm_tc_rung rung) {
+  int const i = static_cast<int>(rung);
+  MEMLAB_EXPECTS(i >= 0 && i <= 5, "unknown rung " + std::to_string(i));
+  return rung_names[i];
+}
+
+gemm_tc_rung gemm_tc_rung_from_name(std::string const& name) {
+  for (int i = 0; i <= 5; ++i)
+    if (name == rung_names[i]) return static_cast<gemm_tc_rung>(i);
+  MEMLAB_EXPECTS(false, "unknown tensor-core GEMM rung '" + name + "'");
+  return gemm_tc_rung::automatic;
+}
+
+gemm_tc_target gemm_tc_current_target() {
+  int dev = 0, major = 0, minor = 0, sms = 0, optin = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  gemm_tc_target t;
+  t.image_arch = compiled_arch(detail::gemm_tc::kernel_mma_sync());
+  t.sm90a = t.image_arch >= 90 && detail::gemm_tc::image_has_sm90a();
+  t.device_cc = major * 10 + minor;
+  t.smem_per_block_optin_bytes = static_cast<std::size_t>(optin);
+  t.sm_count = sms;
+  return t;
+}
+
+std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_tc_target const& t) {
+  using namespace detail::gemm_tc;
+  int const r = static_cast<int>(rung);
+  if (r < 1 || r > 5) return "rung '" + (r == 0 ? std::string("automatic") : std::to_string(r)) + "' is not a rung";
+  std::string const name = rung_names[r];
+  int const needed_for_type = s.bf16 ? 80 : 75;
+  if (auto why = format_unavailable(needed_for_type, s.bf16 ? "BF16 tensor cores" : "FP16 tensor cores", t.image_arch,
+                                    t.device_cc, false);
+      !why.empty())
+    return why;
+  if (rung == gemm_tc_rung::wmma) return {};
+  if (rung == gemm_tc_rung::mma_sync)
+    if (auto why = format_unavailable(arch::cp_async, "cp.async and ldmatrix", t.image_arch, t.device_cc, false);
+        !why.empty())
+      return why;
+  if (s.op_a != gemm_op::n || s.op_b != gemm_op::t)
+    return name + " needs op_a = n, op_b = t (both operands K-major); got " + op_text(s.op_a, s.op_b);
+  if (!s.aligned) return name + " needs 16-byte aligned A and B with lda and ldb multiples of 8";
+  std::size_t smem = smem_mma_sync();
+  if (rung != gemm_tc_rung::mma_sync) {
+    if (!t.sm90a || t.device_cc < 90)
+      return name + " needs TMA and wgmma: an sm_90a image on a compute capability 9.0 device (image " +
+             std::to_string(t.image_arch) + (t.sm90a ? "a" : "") + ", device " + std::to_string(t.device_cc) + ")";
+    smem = rung == gemm_tc_rung::tma_wgmma ? smem_tma_wgmma() : smem_warp_specialized();
+  }
+  if (smem > t.smem_per_block_optin_bytes)
+    return name + " needs " + std::to_string(smem) + " bytes of shared memory per block; this device allows " +
+           std::to_string(t.smem_per_block_optin_bytes);
+  return {};
+}
+
+gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
+  // The persistent warp-specialized kernel is the fastest wherever it runs; below sm_90a the
+  // mma.sync pipeline; wmma takes the layouts and alignments the others cannot.
+  for (gemm_tc_rung r : {gemm_tc_rung::persistent, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
+    if (gemm_tc_unavailable(r, s, t).empty()) return r;
+  return gemm_tc_rung::automatic;
+}
+
+void gemm_bf16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_bfloat16 const* a, std::int64_t lda, __nv_bfloat16 const* b, std::int64_t ldb, float beta,
+               __nv_bfloat16* c, std::int64_t ldc, cudaStream_t stream, gemm_tc_rung rung) {
+  run("gemm_bf16", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
+}
+void gemm_bf16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_bfloat16 const* a, std::int64_t lda, __nv_bfloat16 const* b, std::int64_t ldb, float beta, float* c,
+               std::int64_t ldc, cudaStream_t stream, gemm_tc_rung rung) {
+  run("gemm_bf16", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
+}
+void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, __half const* a,
+              std::int64_t lda, __half const* b, std::int64_t ldb, float beta, __half* c, std::int64_t ldc,
+              cudaStream_t stream, gemm_tc_rung rung) {
+  run("gemm_f16", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
+}
+void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, __half const* a,
+              std::int64_t lda, __half const* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+              cudaStream_t stream, gemm_tc_rung rung) {
+  run("gemm_f16", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
+}
+
+}  // namespace memlab

@@ -1,0 +1,210 @@
+#pragma once
+// The tensor-core GEMM ladder's shared pieces: the problem as the kernels see it, the
+// epilogue (alpha/beta, bounds, BF16/FP16/FP32 output) and the PTX wrappers of the
+// asynchronous rungs. See docs/tc-gemm.md.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace memlab::detail::gemm_tc {
+
+/// C (m x n, row stride ldc) = alpha * A' * B' + beta * C with A'(i, kk) = a[i * a_si + kk * a_sk]
+/// and B'(kk, j) = b[j * b_sj + kk * b_sk]. The canonical (K-major) layout has a_sk = b_sk = 1.
+struct problem {
+  std::int64_t m = 0, n = 0, k = 0;
+  void const* a = nullptr;
+  std::int64_t a_si = 0, a_sk = 1;
+  void const* b = nullptr;
+  std::int64_t b_sj = 0, b_sk = 1;
+  void* c = nullptr;
+  std::int64_t ldc = 0;
+  float alpha = 1.f, beta = 0.f;
+  bool c_f32 = false;  ///< C is FP32 (else the input type)
+  bool c_pair = false; ///< two adjacent columns of C may be written as one 4- or 8-byte store
+};
+
+template <class T>
+__host__ __device__ inline float to_float(T v) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+  else return __bfloat162float(v);
+}
+template <class T>
+__host__ __device__ inline T from_float(float v) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else return __float2bfloat16_rn(v);
+}
+
+/// Writes C(row, col) and C(row, col + 1) (col even) = alpha * v + beta * C, inside the matrix
+/// only. beta == 0 never reads C.
+template <class In>
+__device__ __forceinline__ void store_pair(problem const& p, std::int64_t row, std::int64_t col, float v0, float v1) {
+  if (row >= p.m || col >= p.n) return;
+  bool const two = col + 1 < p.n;
+  std::int64_t const off = row * p.ldc + col;
+  if (p.c_f32) {
+    float* c = static_cast<float*>(p.c) + off;
+    v0 *= p.alpha;
+    v1 *= p.alpha;
+    if (p.beta != 0.f) {
+      v0 += p.beta * c[0];
+      if (two) v1 += p.beta * c[1];
+    }
+    if (two && p.c_pair) {
+      *reinterpret_cast<float2*>(c) = make_float2(v0, v1);
+    } else {
+      c[0] = v0;
+      if (two) c[1] = v1;
+    }
+  } else {
+    In* c = static_cast<In*>(p.c) + off;
+    v0 *= p.alpha;
+    v1 *= p.alpha;
+    if (p.beta != 0.f) {
+      v0 += p.beta * to_float(c[0]);
+      if (two) v1 += p.beta * to_float(c[1]);
+    }
+    if (two && p.c_pair) {
+      In pair[2] = {from_float<In>(v0), from_float<In>(v1)};
+      *reinterpret_cast<unsigned int*>(c) = *reinterpret_cast<unsigned int*>(pair);
+    } else {
+      c[0] = from_float<In>(v0);
+      if (two) c[1] = from_float<In>(v1);
+    }
+  }
+}
+
+// ---- PTX wrappers (sm_80: cp.async, ldmatrix, mma.sync; sm_90: mbarrier tx, TMA) ----------
+
+__device__ __forceinline__ std::uint32_t smem_addr(void const* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+/// 16-byte cp.async that copies the first `src_bytes` (0..16) and zero-fills the rest.
+__device__ __forceinline__ void cp_async_16(std::uint32_t dst, void const* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+/// D += A * B, m16n8k16, FP32 accumulators.
+template <class In>
+__device__ __forceinline__ void mma_16816(float (&d)[4], std::uint32_t const (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (std::is_same_v<In, __half>) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+/// Makes the initialised barriers visible to the other threads and to the TMA unit.
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// Arrives once and announces `bytes` more bytes the asynchronous copies will complete.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+/// Waits until the phase of parity `parity` has completed (a fresh barrier: parity 1 passes).
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+/// 2-D TMA tile load: box at (x = inner coordinate, y = outer) into shared memory, completing
+/// on `bar`. Out-of-bounds parts of the box are filled with zeros (and still count as bytes).
+__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, void const* tmap, std::uint64_t* bar, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(tmap), "r"(x), "r"(y), "r"(smem_addr(bar))
+      : "memory");
+}
+#endif
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// wgmma shared-memory descriptor of a K-major tile written by TMA with 128-byte swizzle:
+/// rows of 64 16-bit elements (128 B), 8-row atoms 1024 B apart (stride byte offset), the
+/// leading byte offset unused for swizzled K-major layouts (1), swizzle mode 1 = 128 B.
+__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr) {
+  std::uint64_t d = 0;
+  d |= static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4);
+  d |= static_cast<std::uint64_t>(1) << 16;
+  d |= static_cast<std::uint64_t>(1024 >> 4) << 32;
+  d |= static_cast<std::uint64_t>(1) << 62;
+  return d;
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/// Keeps the accumulators in registers across the asynchronous wgmma (no copies to locals).
+template <int R>
+__device__ __forceinline__ void fence_regs(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <unsigned Regs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Regs));
+}
+template <unsigned Regs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Regs));
+}
+#endif
+
+/// Row and column, inside a 64 x N wgmma accumulator tile, of accumulator register pair
+/// r (= 4 j + 2 h, h in {0, 1}) of thread t of the warpgroup: the m16n8 C-fragment layout,
+/// repeated over N / 8 column blocks, each warp owning 16 rows.
+__host__ __device__ constexpr int wgmma_acc_row(int t, int r) { return (t / 32) * 16 + (t % 32) / 4 + 8 * ((r / 2) % 2); }
+__host__ __device__ constexpr int wgmma_acc_col(int t, int r) { return 8 * (r / 4) + 2 * (t % 4); }
+
+/// Grouped (L2-aware) tile order: runs of `group` M tiles walk down one column of N tiles
+/// before moving right, so consecutive tiles share B (and the group's A stays in L2).
+__host__ __device__ constexpr void grouped_tile(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
+  int const per_group = group * tiles_n;
+  int const first_m = (t / per_group) * group;
+  int const size = (tiles_m - first_m) < group ? (tiles_m - first_m) : group;
+  int const in_group = t % per_group;
+  tm = first_m + in_group % size;
+  tn = in_group / size;
+}
+
+}  // namespace memlab::detail::gemm_tc

@@ -1,0 +1,39 @@
+#pragma once
+// The tensor-core ladder's launchers (src/kernels/gemm/tc/NN_*.cu), called by gemm_tc.cu.
+// Each launcher takes a validated problem with m, n, k > 0 and the layout and alignment its
+// rung needs (docs/tc-gemm.md); the TMA rungs build their tensor maps from it.
+#include <cuda_runtime_api.h>
+
+#include "kernels/gemm/tc/tc_common.cuh"
+
+namespace memlab::detail::gemm_tc {
+
+template <class In> void launch_wmma(problem const& p, cudaStream_t st);
+template <class In> void launch_mma_sync(problem const& p, cudaStream_t st);
+template <class In> void launch_tma_wgmma(problem const& p, cudaStream_t st);
+template <class In> void launch_warp_specialized(problem const& p, cudaStream_t st);
+template <class In> void launch_persistent(problem const& p, cudaStream_t st, int sm_count);
+/// C = beta * C (k = 0 or alpha = 0 never needs the operands).
+template <class In> void launch_scale_c(problem const& p, cudaStream_t st);
+
+/// A kernel of each rung, for memlab::compiled_arch (every rung file is compiled alike).
+template <class In> void const* kernel_wmma();
+void const* kernel_mma_sync();
+void const* kernel_tma_wgmma();
+
+/// Dynamic shared memory each rung asks for.
+std::size_t smem_mma_sync();
+std::size_t smem_tma_wgmma();
+std::size_t smem_warp_specialized();
+
+/// True when the image running on the current device holds the sm_90a features (wgmma,
+/// setmaxnreg): compiled_arch says 90 for both sm_90 and sm_90a, so a probe kernel reports
+/// __CUDA_ARCH_FEAT_SM90_ALL (one launch per device, cached).
+bool image_has_sm90a();
+
+/// Encodes a 2-D TMA descriptor over a K-major 16-bit matrix (rows x k, row stride ld
+/// elements) with boxes of 64 (k) x box_rows and 128-byte swizzle.
+void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
+                     int box_rows);
+
+}  // namespace memlab::detail::gemm_tc

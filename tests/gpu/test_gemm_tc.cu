@@ -1,0 +1,262 @@
+// memlab::gemm_bf16 / gemm_f16: every rung at awkward shapes against a double-precision host
+// reference (the inputs are exact in BF16/FP16, so both sides multiply the same numbers).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "memlab/buffer.hpp"
+#include "memlab/error.hpp"
+#include "memlab/gemm_tc.hpp"
+
+namespace {
+using memlab::gemm_op;
+using memlab::gemm_tc_rung;
+
+template <class T>
+float to_f(T v) {
+  if constexpr (std::is_same_v<T, float>) return v;
+  else if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+  else return __bfloat162float(v);
+}
+template <class T>
+T from_f(float v) {
+  if constexpr (std::is_same_v<T, float>) return v;
+  else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else return __float2bfloat16_rn(v);
+}
+
+template <class T>
+std::vector<T> random_matrix(std::size_t count, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<T> v(count);
+  for (auto& x : v) x = from_f<T>(dist(gen));
+  return v;
+}
+
+template <class T>
+memlab::device_buffer<T> upload(std::vector<T> const& h, std::size_t extra = 0) {
+  memlab::device_buffer<T> d(h.size() + extra + 1);
+  MEMLAB_CUDA_CHECK(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class T>
+std::vector<T> download(T const* d, std::size_t count) {
+  std::vector<T> h(count);
+  MEMLAB_CUDA_CHECK(cudaMemcpy(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <class In, class Out>
+void call(gemm_op oa, gemm_op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, In const* a,
+          std::int64_t lda, In const* b, std::int64_t ldb, float beta, Out* c, std::int64_t ldc, gemm_tc_rung rung) {
+  if constexpr (std::is_same_v<In, __half>) memlab::gemm_f16(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
+  else memlab::gemm_bf16(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
+}
+
+struct case_t {
+  std::int64_t m, n, k;
+  gemm_op oa = gemm_op::n, ob = gemm_op::t;
+  std::int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
+  std::int64_t a_offset = 0, b_offset = 0;  ///< elements: a misaligned base pointer
+  float alpha = 1.f, beta = 0.f;
+};
+
+std::string describe(case_t const& c, gemm_tc_rung r) {
+  return memlab::gemm_tc_rung_name(r) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+         " op " + static_cast<char>(c.oa) + static_cast<char>(c.ob) + " pads " + std::to_string(c.lda_pad) + "/" +
+         std::to_string(c.ldb_pad) + "/" + std::to_string(c.ldc_pad) + " offsets " + std::to_string(c.a_offset) + "/" +
+         std::to_string(c.b_offset) + " alpha " + std::to_string(c.alpha) + " beta " + std::to_string(c.beta);
+}
+
+/// Runs one case; sets `skipped` to the reason when the rung cannot take it.
+template <class In, class Out>
+void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
+  SCOPED_TRACE(describe(cs, rung));
+  std::int64_t const m = cs.m, n = cs.n, k = cs.k;
+  std::int64_t const a_rows = cs.oa == gemm_op::n ? m : k, a_cols = cs.oa == gemm_op::n ? k : m;
+  std::int64_t const b_rows = cs.ob == gemm_op::n ? k : n, b_cols = cs.ob == gemm_op::n ? n : k;
+  std::int64_t const lda = a_cols + cs.lda_pad, ldb = b_cols + cs.ldb_pad, ldc = n + cs.ldc_pad;
+  memlab::gemm_tc_shape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.op_a = cs.oa;
+  s.op_b = cs.ob;
+  s.bf16 = std::is_same_v<In, __nv_bfloat16>;
+  s.aligned = cs.a_offset % 8 == 0 && cs.b_offset % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0;
+  if (rung != gemm_tc_rung::automatic) {
+    std::string const why = memlab::gemm_tc_unavailable(rung, s, memlab::gemm_tc_current_target());
+    if (!why.empty()) {
+      skipped = why;
+      return;
+    }
+  }
+  auto const ha = random_matrix<In>(static_cast<std::size_t>(a_rows * lda + cs.a_offset), 11u + static_cast<unsigned>(m));
+  auto const hb = random_matrix<In>(static_cast<std::size_t>(b_rows * ldb + cs.b_offset), 23u + static_cast<unsigned>(n));
+  auto hc = random_matrix<Out>(static_cast<std::size_t>(m * ldc), 37u);
+  if (cs.beta == 0.f)
+    for (auto& x : hc) x = from_f<Out>(NAN);  // beta = 0 must never read C
+  auto da = upload(ha);
+  auto db = upload(hb);
+  auto dc = upload(hc);
+  In const* pa = da.data() + cs.a_offset;
+  In const* pb = db.data() + cs.b_offset;
+  call(cs.oa, cs.ob, m, n, k, cs.alpha, pa, lda, pb, ldb, cs.beta, dc.data(), ldc, rung);
+  MEMLAB_EXPECT_LAUNCH_OK();
+  auto const got = download(dc.data(), hc.size());
+
+  double const unit = std::is_same_v<Out, float> ? 0x1p-20 : (std::is_same_v<Out, __half> ? 0x1p-10 : 0x1p-7);
+  double const abs_tol = std::fabs(cs.alpha) * (k + 1) * 0x1p-18 + 1e-6;
+  int reported = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < ldc; ++j) {
+      float const g = to_f(got[i * ldc + j]);
+      if (j >= n) {  // padding between rows is never written
+        float const before = to_f(hc[i * ldc + j]);
+        if (!(g == before || (std::isnan(g) && std::isnan(before)))) {
+          ADD_FAILURE() << "wrote padding at (" << i << ", " << j << ")";
+          return;
+        }
+        continue;
+      }
+      double acc = 0.0;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        double const av = to_f(cs.oa == gemm_op::n ? ha[cs.a_offset + i * lda + kk] : ha[cs.a_offset + kk * lda + i]);
+        double const bv = to_f(cs.ob == gemm_op::n ? hb[cs.b_offset + kk * ldb + j] : hb[cs.b_offset + j * ldb + kk]);
+        acc += av * bv;
+      }
+      double ref = cs.alpha * acc;
+      if (cs.beta != 0.f) ref += cs.beta * static_cast<double>(to_f(hc[i * ldc + j]));
+      double const err = std::fabs(static_cast<double>(g) - ref);
+      if (!(err <= abs_tol + unit * std::fabs(ref) + std::fabs(cs.beta) * unit)) {  // NaN fails
+        if (reported++ < 5) ADD_FAILURE() << "C(" << i << ", " << j << ") = " << g << ", expected " << ref;
+      }
+    }
+  EXPECT_EQ(reported, 0);
+}
+
+std::vector<case_t> canonical_cases() {
+  std::vector<case_t> v = {
+      {1, 1, 1},
+      {1, 200, 70},
+      {130, 1, 65},
+      {257, 263, 129},
+      {128, 256, 192},
+      {200, 136, 40, gemm_op::n, gemm_op::t, 8, 16, 3},       // ld > row
+      {70, 90, 100, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f},  // alpha, beta
+  };
+  if (!memlab::test::small_sizes()) v.push_back({300, 520, 1000});
+  return v;
+}
+
+template <class In, class Out>
+void run_rung(gemm_tc_rung rung) {
+  MEMLAB_REQUIRE_GPU();
+  std::string skipped;
+  for (case_t c : canonical_cases()) {
+    // Rows padded to 16 bytes (what rungs 2-5 need); the wmma rung takes any padding (LayoutsAndAlignment...).
+    c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
+    c.ldb_pad += (8 - (c.k + c.ldb_pad) % 8) % 8;
+    check_case<In, Out>(c, rung, skipped);
+    if (!skipped.empty()) GTEST_SKIP() << skipped;
+  }
+}
+
+#define MEMLAB_TC_RUNG_TESTS(rung_id, rung)                                                                  \
+  TEST(GemmTc, rung_id##_bf16) { run_rung<__nv_bfloat16, __nv_bfloat16>(rung); }                             \
+  TEST(GemmTc, rung_id##_bf16_f32out) { run_rung<__nv_bfloat16, float>(rung); }                              \
+  TEST(GemmTc, rung_id##_f16) { run_rung<__half, __half>(rung); }                                            \
+  TEST(GemmTc, rung_id##_f16_f32out) { run_rung<__half, float>(rung); }
+
+MEMLAB_TC_RUNG_TESTS(Wmma, gemm_tc_rung::wmma)
+MEMLAB_TC_RUNG_TESTS(MmaSync, gemm_tc_rung::mma_sync)
+MEMLAB_TC_RUNG_TESTS(TmaWgmma, gemm_tc_rung::tma_wgmma)
+MEMLAB_TC_RUNG_TESTS(WarpSpecialized, gemm_tc_rung::warp_specialized)
+MEMLAB_TC_RUNG_TESTS(Persistent, gemm_tc_rung::persistent)
+
+// Every layout and misaligned base pointers and leading dimensions through the automatic
+// choice (which falls back to a rung that takes them) and the wmma rung.
+TEST(GemmTc, LayoutsAndAlignmentFallBack) {
+  MEMLAB_REQUIRE_GPU();
+  std::string skipped;
+  for (gemm_op oa : {gemm_op::n, gemm_op::t})
+    for (gemm_op ob : {gemm_op::n, gemm_op::t})
+      for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma}) {
+        check_case<__nv_bfloat16, __nv_bfloat16>({67, 45, 77, oa, ob, 1, 3, 1}, r, skipped);
+        check_case<__half, float>({33, 130, 70, oa, ob, 0, 0, 0, 1, 3}, r, skipped);
+        check_case<__nv_bfloat16, float>({129, 257, 96, oa, ob, 8, 8, 0, 0, 0, 2.f, 1.f}, r, skipped);
+        if (!skipped.empty()) GTEST_SKIP() << skipped;
+      }
+}
+
+TEST(GemmTc, KZeroScalesC) {
+  MEMLAB_REQUIRE_GPU();
+  for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma, gemm_tc_rung::persistent}) {
+    std::string sk;
+    check_case<__nv_bfloat16, float>({37, 41, 0, gemm_op::n, gemm_op::t, 8, 8, 0, 0, 0, 1.f, 0.5f}, r, sk);
+    check_case<__half, __half>({37, 41, 0, gemm_op::n, gemm_op::t, 8, 8, 2, 0, 0, 1.f, 0.f}, r, sk);
+  }
+}
+
+// A NaN in A reaches its row of C through every rung: NaN never passes.
+TEST(GemmTc, NanInAPropagates) {
+  MEMLAB_REQUIRE_GPU();
+  int const m = 130, n = 140, k = 96;
+  auto ha = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(m) * k, 5u);
+  auto const hb = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(n) * k, 6u);
+  ha[77 * k + 50] = __float2bfloat16_rn(NAN);
+  auto da = upload(ha), db = upload(hb);
+  int ran = 0;
+  for (int r = 1; r <= 5; ++r) {
+    auto const rung = static_cast<gemm_tc_rung>(r);
+    memlab::gemm_tc_shape s;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    if (!memlab::gemm_tc_unavailable(rung, s, memlab::gemm_tc_current_target()).empty()) continue;
+    SCOPED_TRACE(memlab::gemm_tc_rung_name(rung));
+    memlab::device_buffer<float> dc(static_cast<std::size_t>(m) * n);
+    dc.fill_bytes(0);
+    memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, rung);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    auto const c = download(dc.data(), dc.size());
+    for (int j = 0; j < n; ++j) EXPECT_TRUE(std::isnan(c[77 * n + j])) << "C(77, " << j << ")";
+    EXPECT_FALSE(std::isnan(c[76 * n + 3]));
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no rung runs here";
+}
+
+TEST(GemmTc, BadInputThrowsAndLeavesCUntouched) {
+  MEMLAB_REQUIRE_GPU();
+  int const m = 64, n = 64, k = 64;
+  auto const h = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(m) * k, 9u);
+  auto da = upload(h), db = upload(h);
+  memlab::device_buffer<float> dc(static_cast<std::size_t>(m) * n);
+  dc.fill_bytes(0x7F);
+  auto const before = download(dc.data(), dc.size());
+  auto expect_throw = [&](auto&& f) {
+    EXPECT_THROW(f(), memlab::error);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    auto const after = download(dc.data(), dc.size());
+    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)));
+  };
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, -1, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n); });
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k - 1, db.data(), k, 0.f, dc.data(), n); });
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, static_cast<gemm_tc_rung>(9)); });
+  // A named rung that cannot take the layout or the alignment refuses instead of guessing.
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::n, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n, nullptr, gemm_tc_rung::mma_sync); });
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
+}
+
+}  // namespace
