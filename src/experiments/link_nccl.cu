@@ -57,24 +57,38 @@ shape shape_of(std::string const& coll, std::size_t total, int n) {
   return s;
 }
 
+enum class coll_kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall };
+coll_kind kind_of(std::string const& c) {
+  if (c == "all_reduce") return coll_kind::all_reduce;
+  if (c == "all_gather") return coll_kind::all_gather;
+  if (c == "reduce_scatter") return coll_kind::reduce_scatter;
+  if (c == "broadcast") return coll_kind::broadcast;
+  if (c == "reduce") return coll_kind::reduce;
+  return coll_kind::alltoall;
+}
+
 /// The expected recv[i] of `rank` (v(k, j): rank k's send element j).
-float expected(std::string const& coll, int rank, std::size_t i, shape const& sh, int n, std::uint64_t seed) {
+float expected(coll_kind kind, int rank, std::size_t i, shape const& sh, int n, std::uint64_t seed) {
   auto v = [&](int k, std::size_t j) { return link::seeded_small_int(seed, k, j); };
   auto sum = [&](std::size_t j) {
     float acc = 0;
     for (int k = 0; k < n; ++k) acc += v(k, j);
     return acc;
   };
-  if (coll == "all_reduce" || coll == "reduce") return sum(i);
-  if (coll == "broadcast") return v(0, i);
-  if (coll == "all_gather") return v(static_cast<int>(i / sh.part), i % sh.part);
-  if (coll == "reduce_scatter") return sum(static_cast<std::size_t>(rank) * sh.part + i);
-  // alltoall: block j of rank r's output is block r of rank j's input.
-  return v(static_cast<int>(i / sh.part), static_cast<std::size_t>(rank) * sh.part + i % sh.part);
+  switch (kind) {
+    case coll_kind::all_reduce:
+    case coll_kind::reduce: return sum(i);
+    case coll_kind::broadcast: return v(0, i);
+    case coll_kind::all_gather: return v(static_cast<int>(i / sh.part), i % sh.part);
+    case coll_kind::reduce_scatter: return sum(static_cast<std::size_t>(rank) * sh.part + i);
+    case coll_kind::alltoall:  // block j of rank r's output is block r of rank j's input
+      return v(static_cast<int>(i / sh.part), static_cast<std::size_t>(rank) * sh.part + i % sh.part);
+  }
+  return 0;
 }
 
 /// Mismatches of rank r's recv (downloaded in 64 MiB pieces) against the host reference.
-std::size_t check_rank(std::string const& coll, int rank, float const* recv, shape const& sh, int n, std::uint64_t seed) {
+std::size_t check_rank(coll_kind kind, int rank, float const* recv, shape const& sh, int n, std::uint64_t seed) {
   std::size_t bad = 0;
   std::size_t const piece = std::size_t{16} << 20;
   std::vector<float> host(std::min(piece, sh.recv));
@@ -84,7 +98,7 @@ std::size_t check_rank(std::string const& coll, int rank, float const* recv, sha
     std::atomic<std::size_t> b{0};
     memlab::detail::host_parallel_for(len, [&](std::size_t lo, std::size_t hi) {
       std::size_t k = 0;
-      for (std::size_t i = lo; i < hi; ++i) k += !(host[i] == expected(coll, rank, off + i, sh, n, seed));
+      for (std::size_t i = lo; i < hi; ++i) k += !(host[i] == expected(kind, rank, off + i, sh, n, seed));
       b += k;
     });
     bad += b;
@@ -142,7 +156,7 @@ void nccl_body(state& s) {
   std::size_t bad = 0, checked = 0;
   for (int r = 0; r < n; ++r) {
     if (coll == "reduce" && r != 0) continue;  // only the root's output is defined
-    bad += check_rank(coll, r, recv[r].data(), sh, n, s.seed());
+    bad += check_rank(kind_of(coll), r, recv[r].data(), sh, n, s.seed());
     checked += sh.recv;
   }
   verification v;

@@ -137,6 +137,7 @@ void peer_latency_body(state& s) {
   int const src = gpu_of(s, "src"), dst = gpu_of(s, "dst");
   std::string const v = s.variant();
   if (src == dst && v != "chase_local") s.skip("src = dst: not a link (chase_local is the same-GPU baseline)");
+  if (src != dst && v == "chase_local") s.skip("chase_local is the baseline in src's own memory: measured on the diagonal");
   if (v != "chase_local" && !(can_access(src, dst) && can_access(dst, src)))
     s.skip("cudaDeviceCanAccessPeer: GPUs " + std::to_string(src) + " and " + std::to_string(dst) +
            " cannot reach each other's memory");
