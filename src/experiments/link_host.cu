@@ -3,9 +3,11 @@
 // over mapped pinned memory, one way and both ways at once, per GPU and all GPUs at once
 // (the host's share of the links); the latency of a 4-byte copy and of a dependent load
 // over PCIe; and memlab::staged_transform against the duplex copy of the same bytes.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -99,8 +101,10 @@ void host_body(state& s) {
     for (auto& e : ends) {
       MEMLAB_CUDA_CHECK(cudaSetDevice(e->gpu));
       if (use_sm) {
-        if (up) link::sm_copy(e->d_dst.data(), e->h_src_dev, bytes, 0, e->up.get());
-        if (down) link::sm_copy(e->h_dst_dev, e->d_src.data(), bytes, 0, e->down.get());
+        // Both ways: each kernel gets half the SMs' CTAs, or the first would hold every SM.
+        int const blocks = up && down ? std::max(1, link::sm_copy_default_blocks() / 2) : 0;
+        if (up) link::sm_copy(e->d_dst.data(), e->h_src_dev, bytes, blocks, e->up.get());
+        if (down) link::sm_copy(e->h_dst_dev, e->d_src.data(), bytes, blocks, e->down.get());
       } else {
         if (up) MEMLAB_CUDA_CHECK(cudaMemcpyAsync(e->d_dst.data(), e->h_src.data(), bytes, cudaMemcpyHostToDevice, e->up.get()));
         if (down)
@@ -198,6 +202,7 @@ void host_latency_body(state& s) {
   h.data()[0] = value;
   if (h2d) {
     MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), 4, cudaMemcpyHostToDevice, st.get()));
+    st.synchronize();  // the copy has read h before it is cleared
     h.data()[0] = 0;
     MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.data(), 4, cudaMemcpyDeviceToHost, st.get()));
   } else {

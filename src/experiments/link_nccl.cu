@@ -18,6 +18,7 @@
 #include "bench/state.hpp"
 #include "experiments/link_common.cuh"
 #include "kernels/link/link_kernels.hpp"
+#include "kernels/link/partition.hpp"
 #include "memlab/allreduce.hpp"
 #include "memlab/detail/host_parallel.hpp"
 
@@ -27,48 +28,26 @@ using namespace memlab;
 using namespace memlab::bench;
 using namespace memlab::link_exp;
 
-/// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md there): the bandwidth a link would
-/// need for the same time, so that every collective is compared with the hardware's.
-double bus_factor(std::string const& coll, int n) {
-  double const nn = n;
-  if (coll == "all_reduce") return 2.0 * (nn - 1) / nn;
-  if (coll == "broadcast" || coll == "reduce") return 1.0;
-  return (nn - 1) / nn;  // all_gather, reduce_scatter, alltoall
-}
-
 std::vector<std::int64_t> nccl_sizes() {
   return {8, std::int64_t{1} << 10, std::int64_t{64} << 10, std::int64_t{1} << 20, std::int64_t{16} << 20,
           std::int64_t{256} << 20, std::int64_t{1} << 30};
 }
 
-#if MEMLAB_HAVE_NCCL
-/// What one collective moves, in floats, as nccl-tests sizes it: `bytes` is the largest buffer.
-struct shape {
-  std::size_t send = 0, recv = 0;  ///< floats per rank
-  std::size_t part = 0;            ///< floats per rank's part (gather/scatter/alltoall blocks)
-};
-shape shape_of(std::string const& coll, std::size_t total, int n) {
-  shape s;
-  std::size_t const part = total / n;
-  if (coll == "all_gather") s = {part, part * n, part};
-  else if (coll == "reduce_scatter") s = {part * n, part, part};
-  else if (coll == "alltoall") s = {part * n, part * n, part};
-  else s = {total, total, total};
-  return s;
-}
+using link::collective;
 
-enum class coll_kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall };
-coll_kind kind_of(std::string const& c) {
-  if (c == "all_reduce") return coll_kind::all_reduce;
-  if (c == "all_gather") return coll_kind::all_gather;
-  if (c == "reduce_scatter") return coll_kind::reduce_scatter;
-  if (c == "broadcast") return coll_kind::broadcast;
-  if (c == "reduce") return coll_kind::reduce;
-  return coll_kind::alltoall;
+#if MEMLAB_HAVE_NCCL
+using shape = link::collective_shape;
+collective kind_of(std::string const& c) {
+  if (c == "all_reduce") return collective::all_reduce;
+  if (c == "all_gather") return collective::all_gather;
+  if (c == "reduce_scatter") return collective::reduce_scatter;
+  if (c == "broadcast") return collective::broadcast;
+  if (c == "reduce") return collective::reduce;
+  return collective::alltoall;
 }
 
 /// The expected recv[i] of `rank` (v(k, j): rank k's send element j).
-float expected(coll_kind kind, int rank, std::size_t i, shape const& sh, int n, std::uint64_t seed) {
+float expected(collective kind, int rank, std::size_t i, shape const& sh, int n, std::uint64_t seed) {
   auto v = [&](int k, std::size_t j) { return link::seeded_small_int(seed, k, j); };
   auto sum = [&](std::size_t j) {
     float acc = 0;
@@ -76,19 +55,19 @@ float expected(coll_kind kind, int rank, std::size_t i, shape const& sh, int n, 
     return acc;
   };
   switch (kind) {
-    case coll_kind::all_reduce:
-    case coll_kind::reduce: return sum(i);
-    case coll_kind::broadcast: return v(0, i);
-    case coll_kind::all_gather: return v(static_cast<int>(i / sh.part), i % sh.part);
-    case coll_kind::reduce_scatter: return sum(static_cast<std::size_t>(rank) * sh.part + i);
-    case coll_kind::alltoall:  // block j of rank r's output is block r of rank j's input
+    case collective::all_reduce:
+    case collective::reduce: return sum(i);
+    case collective::broadcast: return v(0, i);
+    case collective::all_gather: return v(static_cast<int>(i / sh.part), i % sh.part);
+    case collective::reduce_scatter: return sum(static_cast<std::size_t>(rank) * sh.part + i);
+    case collective::alltoall:  // block j of rank r's output is block r of rank j's input
       return v(static_cast<int>(i / sh.part), static_cast<std::size_t>(rank) * sh.part + i % sh.part);
   }
   return 0;
 }
 
 /// Mismatches of rank r's recv (downloaded in 64 MiB pieces) against the host reference.
-std::size_t check_rank(coll_kind kind, int rank, float const* recv, shape const& sh, int n, std::uint64_t seed) {
+std::size_t check_rank(collective kind, int rank, float const* recv, shape const& sh, int n, std::uint64_t seed) {
   std::size_t bad = 0;
   std::size_t const piece = std::size_t{16} << 20;
   std::vector<float> host(std::min(piece, sh.recv));
@@ -117,7 +96,7 @@ void nccl_body(state& s) {
   device_guard guard;
   nccl_world& w = nccl_all();
   int const n = static_cast<int>(w.comms.size());
-  shape const sh = shape_of(coll, bytes / sizeof(float), n);
+  shape const sh = link::shape_of(kind_of(coll), bytes / sizeof(float), n);
   if (sh.part == 0)
     s.skip(std::to_string(bytes) + " bytes over " + std::to_string(n) + " ranks is less than one float per rank");
   std::vector<memlab::device_buffer<float>> send, recv;
@@ -173,7 +152,7 @@ void nccl_body(state& s) {
   s.set_extra("ranks", n);
   s.set_extra("nccl_version", nccl_version_text());
   s.set_extra("elements_per_rank", {{"send", sh.send}, {"recv", sh.recv}});
-  double const factor = bus_factor(coll, n);
+  double const factor = link::bus_factor(kind_of(coll), n);
   s.set_extra("bus_factor", factor);
   time_lanes(s, timer, issue);
   if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * s.result().bytes / (*m * 1e-3) / 1e9);
@@ -272,7 +251,7 @@ void allreduce_body(state& s) {
 
   s.add_bytes_read(static_cast<double>(bytes));
   s.set_extra("bytes_counted", "the message (nccl-tests' size); gbps is the algorithm bandwidth");
-  double const factor = bus_factor("all_reduce", n);
+  double const factor = link::bus_factor(collective::all_reduce, n);
   s.set_extra("ranks", n);
   allreduce_algorithm const used = algo == allreduce_algorithm::automatic ? ar.choose(std::min(bytes, allreduce_options{}.max_bytes)) : algo;
   s.set_extra("algorithm", used == allreduce_algorithm::one_shot ? "one_shot" : "two_shot");

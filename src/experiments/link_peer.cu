@@ -45,12 +45,14 @@ void fill_on(int dev, void* p, std::size_t bytes, std::uint64_t seed) {
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void poison_on(int dev, void* p, std::size_t bytes) {
+void set_on(int dev, void* p, std::size_t bytes, int value) {
   device_guard g;
   MEMLAB_CUDA_CHECK(cudaSetDevice(dev));
-  MEMLAB_CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
+  MEMLAB_CUDA_CHECK(cudaMemset(p, value, bytes));
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
+void poison_on(int dev, void* p, std::size_t bytes) { set_on(dev, p, bytes, 0xFF); }
+void zero_on(int dev, void* p, std::size_t bytes) { set_on(dev, p, bytes, 0); }
 
 /// One direction of a copy: from (device, pointer) to (device, pointer).
 struct leg {
@@ -148,9 +150,8 @@ void peer_latency_body(state& s) {
   if (v == "pingpong") {
     constexpr int rounds = 2000;
     auto fa = buffer_on<std::uint32_t>(src, 1), fb = buffer_on<std::uint32_t>(dst, 1);
-    MEMLAB_CUDA_CHECK(cudaMemset(fa.data(), 0, 4));
-    MEMLAB_CUDA_CHECK(cudaMemset(fb.data(), 0, 4));
-    MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    zero_on(src, fa.data(), 4);
+    zero_on(dst, fb.data(), 4);
     std::uint32_t base = 0;
     auto issue = [&] {
       // The responder first: its kernel is running by the time the first ping lands.

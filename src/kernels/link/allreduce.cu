@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/link/partition.hpp"
 #include "memlab/allreduce.hpp"
 #include "memlab/error.hpp"
 #include "memlab/device.hpp"
@@ -102,8 +103,8 @@ __device__ void reduce_tail(ar_args const& a, std::size_t vecs) {
 
 __global__ void one_shot_kernel(ar_args a) {
   std::size_t const vecs = a.count / 4;
-  std::size_t const per = (vecs + gridDim.x - 1) / gridDim.x;
-  std::size_t const lo = blockIdx.x * per, hi = min(vecs, lo + per);
+  link::vec_range const r = link::one_shot_slice(vecs, gridDim.x, blockIdx.x);
+  std::size_t const lo = r.lo, hi = r.hi;
   auto const* in4 = reinterpret_cast<float4 const*>(a.in);
   auto* mine = reinterpret_cast<float4*>(a.scratch[a.rank]);
   for (std::size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = in4[i];
@@ -116,14 +117,12 @@ __global__ void one_shot_kernel(ar_args a) {
 
 __global__ void two_shot_kernel(ar_args a) {
   std::size_t const vecs = a.count / 4;
-  std::size_t const shard = (vecs + a.ranks - 1) / a.ranks;
-  std::size_t const per = (shard + gridDim.x - 1) / gridDim.x;
-  // CTA b owns the same slice [b*per, (b+1)*per) of every shard in all three phases, so it
-  // only ever waits for CTA b of the other ranks.
+  // CTA b owns the same slice of every shard in all three phases, so it only ever waits for
+  // CTA b of the other ranks.
   auto slice = [&](int k, std::size_t& lo, std::size_t& hi) {
-    std::size_t const s0 = static_cast<std::size_t>(k) * shard, s1 = min(vecs, s0 + shard);
-    lo = min(s1, s0 + blockIdx.x * per);
-    hi = min(s1, lo + per);
+    link::vec_range const r = link::two_shot_slice(vecs, a.ranks, gridDim.x, k, blockIdx.x);
+    lo = r.lo;
+    hi = r.hi;
   };
   auto const* in4 = reinterpret_cast<float4 const*>(a.in);
   auto* mine = reinterpret_cast<float4*>(a.scratch[a.rank]);
