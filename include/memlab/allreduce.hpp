@@ -2,9 +2,10 @@
 // A single-host all-reduce (sum of float) over peer memory: every GPU of the group reads the
 // others' buffers directly through NVLink or PCIe peer-to-peer, with flags in peer memory
 // for synchronisation. Two algorithms:
-//   one_shot  each GPU copies its input into its own scratch buffer, signals the others,
-//             then reads all N scratch buffers and sums them: one round of flags, (N-1) x bytes
-//             read over the links per GPU. Best for small messages (latency-bound).
+//   one_shot  each GPU pushes its input into its slot of every GPU's scratch buffer (stores to
+//             peer memory are posted: no round trip), signals the others, then sums the N slots
+//             of its own scratch: one round of flags, (N-1) x bytes written over the links per
+//             GPU. Best for small messages (latency-bound).
 //   two_shot  reduce-scatter then all-gather through peer memory: GPU r sums shard r of every
 //             GPU's scratch into its own scratch, signals, then every GPU reads the other
 //             reduced shards: two rounds of flags, 2 (N-1)/N x bytes over the links per GPU.
@@ -15,6 +16,7 @@
 //
 //   std::vector<int> devs = {0, 1};
 //   memlab::peer_allreduce ar(devs);                 // allocates scratch, enables peer access
+// (Not capturable in a CUDA graph: each call's epoch is a kernel argument set by the host.)
 //   ar.sum(ins.data(), outs.data(), count, streams.data());  // one pointer and stream per GPU
 //
 // Each call enqueues one kernel per GPU (per chunk of at most max_bytes) on that GPU's
@@ -38,7 +40,8 @@ enum class allreduce_algorithm { automatic, one_shot, two_shot };
 
 struct allreduce_options {
   /// Largest message handled by one kernel per GPU; larger ones are reduced in chunks of it.
-  /// Scratch per GPU is 2 x max_bytes (two parities, so a call never waits for the previous one).
+  /// Scratch per GPU is 2 x ranks x max_bytes (a slot per rank for one-shot's pushes, two
+  /// parities so a call never waits for the previous one's readers).
   std::size_t max_bytes = std::size_t{8} << 20;
   /// automatic: one_shot up to this many bytes, two_shot above.
   std::size_t one_shot_max_bytes = std::size_t{256} << 10;
@@ -85,7 +88,7 @@ class peer_allreduce {
   allreduce_options opt_;
   int blocks_ = 0;
   std::uint32_t epoch_ = 0;
-  std::vector<void*> scratch_;               ///< per rank: 2 x max_bytes on its device
+  std::vector<void*> scratch_;               ///< per rank: 2 parities x ranks slots x max_bytes
   std::vector<std::uint32_t*> flags_;         ///< per rank: [2 rounds][ranks][max_blocks] on its device
   std::vector<std::pair<int, int>> enabled_;  ///< (device, peer) pairs whose access this object enabled
 };

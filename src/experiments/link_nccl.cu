@@ -329,8 +329,9 @@ registrar const reg_allreduce{[] {
   e.headline = best_row("Does a peer-memory all-reduce beat NCCL for small messages?", {{"variant", {"auto"}}},
                         "ratio_to_peer", "ratio_to_peer");
   e.headline.higher_is_better = true;
-  e.prose = {"Our own single-host all-reduce: each GPU reads the others' buffers through peer pointers, synchronised "
-             "by flags in peer memory. One-shot reads all N buffers and sums (one flag round); two-shot is a "
+  e.prose = {"Our own single-host all-reduce through peer pointers, synchronised "
+             "by flags in peer memory. One-shot pushes each GPU's input into every GPU's scratch and sums locally "
+             "(one flag round); two-shot is a "
              "reduce-scatter then an all-gather through peer memory (two rounds, 2(n-1)/n of the message over "
              "the links per GPU instead of (n-1)). Sums run in rank order, so results are bit-identical everywhere.",
              "ratio_to_peer (NCCL's time / ours) above 1.3 for small messages, the advantage shrinking with size.", ""};

@@ -23,7 +23,8 @@ constexpr unsigned long long spin_timeout_ns = 10ull * 1000 * 1000 * 1000;
 struct ar_args {
   float const* in;
   float* out;
-  float* scratch[max_ranks];         ///< each rank's scratch of this call's parity
+  float* scratch[max_ranks];         ///< each rank's scratch of this call's parity: `ranks` slots
+  std::size_t slot;                  ///< floats per slot
   std::uint32_t* flags[max_ranks];   ///< each rank's flag array [rounds][ranks][max_blocks]
   int rank, ranks;
   std::size_t count;
@@ -87,7 +88,25 @@ __device__ __forceinline__ float4 sum_ranks(ar_args const& a, std::size_t i) {
   return acc;
 }
 
-/// The count % 4 trailing floats: CTA 0 of every rank stages them and sums them itself.
+/// One-shot's sum of vector i over the slots of our own scratch, in rank order (the slots were
+/// written by the other GPUs during this kernel: L2 loads, no L1 line of them is trusted).
+__device__ __forceinline__ float4 sum_slots(ar_args const& a, std::size_t i) {
+  auto const* mine = reinterpret_cast<float4 const*>(a.scratch[a.rank]);
+  std::size_t const slot4 = a.slot / 4;
+  float4 v[max_ranks];
+#pragma unroll
+  for (int k = 0; k < max_ranks; ++k)
+    if (k < a.ranks) v[k] = __ldcg(mine + k * slot4 + i);
+  float4 acc = v[0];
+#pragma unroll
+  for (int k = 1; k < max_ranks; ++k)
+    if (k < a.ranks) add4(acc, v[k]);
+  return acc;
+}
+
+/// The count % 4 trailing floats: CTA 0 of every rank stages them and sums them itself
+/// (two-shot: in slot 0 of its own scratch, read by the others; one-shot: pushed into slot
+/// `rank` of every rank's scratch, summed from its own slots).
 __device__ void stage_tail(ar_args const& a, std::size_t vecs) {
   std::size_t const i = vecs * 4 + threadIdx.x;
   if (blockIdx.x == 0 && i < a.count) a.scratch[a.rank][i] = a.in[i];
@@ -104,15 +123,30 @@ __device__ void reduce_tail(ar_args const& a, std::size_t vecs) {
 __global__ void one_shot_kernel(ar_args a) {
   std::size_t const vecs = a.count / 4;
   link::vec_range const r = link::one_shot_slice(vecs, gridDim.x, blockIdx.x);
-  std::size_t const lo = r.lo, hi = r.hi;
+  std::size_t const slot4 = a.slot / 4;
   auto const* in4 = reinterpret_cast<float4 const*>(a.in);
-  auto* mine = reinterpret_cast<float4*>(a.scratch[a.rank]);
-  for (std::size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) mine[i] = in4[i];
-  stage_tail(a, vecs);
+  // Push: our slice into slot `rank` of every rank's scratch. Stores to another GPU are posted
+  // (no round trip), so the data travels with, not before, the flag that follows it.
+  for (std::size_t i = r.lo + threadIdx.x; i < r.hi; i += blockDim.x) {
+    float4 const v = in4[i];
+#pragma unroll
+    for (int k = 0; k < max_ranks; ++k)
+      if (k < a.ranks) __stcg(reinterpret_cast<float4*>(a.scratch[k]) + a.rank * slot4 + i, v);
+  }
+  std::size_t const t = vecs * 4 + threadIdx.x;
+  if (blockIdx.x == 0 && t < a.count) {
+    float const v = a.in[t];
+    for (int k = 0; k < a.ranks; ++k) a.scratch[k][a.rank * a.slot + t] = v;
+  }
   cta_barrier(a, 0);
   auto* out4 = reinterpret_cast<float4*>(a.out);
-  for (std::size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) out4[i] = sum_ranks(a, i);
-  reduce_tail(a, vecs);
+  for (std::size_t i = r.lo + threadIdx.x; i < r.hi; i += blockDim.x) out4[i] = sum_slots(a, i);
+  if (blockIdx.x == 0 && t < a.count) {
+    float const* mine = a.scratch[a.rank];
+    float acc = __ldcg(mine + t);
+    for (int k = 1; k < a.ranks; ++k) acc += __ldcg(mine + k * a.slot + t);
+    a.out[t] = acc;
+  }
 }
 
 __global__ void two_shot_kernel(ar_args a) {
@@ -211,7 +245,7 @@ peer_allreduce::peer_allreduce(std::vector<int> devices, allreduce_options const
         }
       }
       void* s = nullptr;
-      MEMLAB_CUDA_CHECK(cudaMalloc(&s, 2 * opt_.max_bytes));
+      MEMLAB_CUDA_CHECK(cudaMalloc(&s, 2 * static_cast<std::size_t>(n) * opt_.max_bytes));
       scratch_.push_back(s);
       std::uint32_t* f = nullptr;
       std::size_t const flag_bytes = sizeof(std::uint32_t) * rounds * n * max_blocks;
@@ -271,12 +305,13 @@ void peer_allreduce::sum(float const* const* in, float* const* out, std::size_t 
     allreduce_algorithm const a = algo == allreduce_algorithm::automatic ? choose(len * sizeof(float)) : algo;
     ++epoch_;
     ar_args args{};
-    std::size_t const parity = (epoch_ & 1u) * opt_.max_bytes;
+    std::size_t const parity = (epoch_ & 1u) * static_cast<std::size_t>(n) * opt_.max_bytes;
     for (int r = 0; r < n; ++r) {
       args.scratch[r] = reinterpret_cast<float*>(static_cast<char*>(scratch_[r]) + parity);
       args.flags[r] = flags_[r];
     }
     args.ranks = n;
+    args.slot = opt_.max_bytes / sizeof(float);
     args.count = len;
     args.epoch = epoch_;
     // CTAs: about one vector per thread for the part each CTA owns, at most blocks_.
