@@ -105,12 +105,45 @@ inline memlab::stream stream_on(int dev) {
   return memlab::stream(cudaStreamNonBlocking);
 }
 
-/// A device buffer on device `dev`.
+/// A device buffer on device `dev`, freed there (whatever the current device is then).
 template <class T>
-memlab::device_buffer<T> buffer_on(int dev, std::size_t n) {
-  device_guard g;
-  MEMLAB_CUDA_CHECK(cudaSetDevice(dev));
-  return memlab::device_buffer<T>(n);
+class buffer_at {
+ public:
+  buffer_at() = default;
+  buffer_at(int dev, std::size_t n) : dev_(dev) {
+    device_guard g;
+    MEMLAB_CUDA_CHECK(cudaSetDevice(dev));
+    buf_ = memlab::device_buffer<T>(n);
+  }
+  buffer_at(buffer_at&&) noexcept = default;
+  buffer_at& operator=(buffer_at&& o) noexcept {
+    if (this != &o) {
+      release();
+      dev_ = o.dev_;
+      buf_ = std::move(o.buf_);
+    }
+    return *this;
+  }
+  ~buffer_at() { release(); }
+  T* data() noexcept { return buf_.data(); }
+  int device() const noexcept { return dev_; }
+
+ private:
+  void release() noexcept {
+    if (!buf_.data()) return;
+    int cur = 0;
+    (void)cudaGetDevice(&cur);
+    (void)cudaSetDevice(dev_);
+    buf_.reset();
+    (void)cudaSetDevice(cur);
+  }
+  int dev_ = 0;
+  memlab::device_buffer<T> buf_;
+};
+
+template <class T>
+buffer_at<T> buffer_on(int dev, std::size_t n) {
+  return buffer_at<T>(dev, n);
 }
 
 /// One (device, stream) a timed piece of work runs on.

@@ -43,7 +43,7 @@ std::size_t host_mismatches(void const* p, std::size_t bytes, std::uint64_t seed
 struct host_end {
   int gpu;
   pinned_buffer<char> h_src, h_dst;
-  device_buffer<char> d_src, d_dst;
+  buffer_at<char> d_src, d_dst;
   void* h_src_dev = nullptr;  ///< h_src as this GPU's kernels address it
   void* h_dst_dev = nullptr;
   memlab::stream up, down;    ///< H2D and D2H streams
@@ -88,7 +88,7 @@ void host_body(state& s) {
     std::memset(e->h_dst.data(), 0xFF, bytes);
     MEMLAB_CUDA_CHECK(cudaSetDevice(e->gpu));
     transfer::fill_pattern_device(e->d_src.data(), bytes, seed_down + e->gpu, e->down.get());
-    e->d_dst.fill_bytes(0xFF, e->up.get());
+    MEMLAB_CUDA_CHECK(cudaMemsetAsync(e->d_dst.data(), 0xFF, bytes, e->up.get()));
     MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
 

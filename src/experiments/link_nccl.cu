@@ -99,7 +99,7 @@ void nccl_body(state& s) {
   shape const sh = link::shape_of(kind_of(coll), bytes / sizeof(float), n);
   if (sh.part == 0)
     s.skip(std::to_string(bytes) + " bytes over " + std::to_string(n) + " ranks is less than one float per rank");
-  std::vector<memlab::device_buffer<float>> send, recv;
+  std::vector<buffer_at<float>> send, recv;
   std::vector<lane> lanes;
   for (int r = 0; r < n; ++r) {
     send.push_back(buffer_on<float>(r, sh.send));
@@ -199,7 +199,7 @@ void allreduce_body(state& s) {
   for (int r = 0; r < n; ++r) devs.push_back(r);
   peer_allreduce ar(devs);
   std::size_t const count = bytes / sizeof(float);
-  std::vector<memlab::device_buffer<float>> in, out;
+  std::vector<buffer_at<float>> in, out;
   std::vector<memlab::stream> own;
   std::vector<lane> lanes;
   for (int r = 0; r < n; ++r) {

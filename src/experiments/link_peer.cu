@@ -230,7 +230,7 @@ void fanout_body(state& s) {
   device_guard guard;
   peer_access pa;
   for (int g = 0; g < n; ++g) pa.set_pair(root, g, true);
-  std::vector<memlab::device_buffer<char>> srcs, dsts;
+  std::vector<buffer_at<char>> srcs, dsts;
   std::vector<memlab::stream> streams;
   std::vector<leg> legs;
   std::vector<lane> lanes;
