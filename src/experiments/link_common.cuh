@@ -6,11 +6,13 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/state.hpp"
+#include "kernels/link/link_kernels.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/device.hpp"
 #include "memlab/error.hpp"
@@ -170,11 +172,26 @@ class multi_timer {
     }
   }
   std::vector<lane> const& lanes() const noexcept { return lanes_; }
+  /// Gated timing: before `start`, a kernel holds the first stream until the host has issued
+  /// all the work, so back-to-back operations run without the host's issue time between them
+  /// (what the GPUs take, not what one host thread can issue). Used for microsecond operations.
+  void set_gated(bool on) {
+    if (on && !gate_flag_) {
+      gate_flag_.emplace(1, cudaHostAllocMapped | cudaHostAllocPortable);
+      gate_flag_->data()[0] = 0;
+      device_guard g;
+      MEMLAB_CUDA_CHECK(cudaSetDevice(lanes_[0].device));
+      MEMLAB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&gate_dev_), gate_flag_->data(), 0));
+    }
+    gated_ = on;
+  }
+  bool gated() const noexcept { return gated_; }
   /// Milliseconds from start to stop around `issue()` (which may change the current device).
   double time(std::function<void()> const& issue) {
     device_guard g;
     lane const& first = lanes_[0];
     MEMLAB_CUDA_CHECK(cudaSetDevice(first.device));
+    if (gated_) link::gate(gate_dev_, ++ticket_, 2000, first.stream);
     start_.record(first.stream);
     for (std::size_t i = 1; i < lanes_.size(); ++i) MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(lanes_[i].stream, start_.get(), 0));
     issue();
@@ -185,6 +202,7 @@ class multi_timer {
     MEMLAB_CUDA_CHECK(cudaSetDevice(first.device));
     for (std::size_t i = 1; i < lanes_.size(); ++i) MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(first.stream, joins_[i].get(), 0));
     stop_.record(first.stream);
+    if (gated_) reinterpret_cast<std::uint32_t volatile*>(gate_flag_->data())[0] = ticket_;  // open the gate
     stop_.synchronize();
     return stop_.elapsed_since(start_);
   }
@@ -193,6 +211,10 @@ class multi_timer {
   std::vector<lane> lanes_;
   memlab::event start_{cudaEventDisableTiming}, stop_{cudaEventDisableTiming};
   std::vector<memlab::event> joins_;
+  bool gated_ = false;
+  std::optional<memlab::pinned_buffer<std::uint32_t>> gate_flag_;
+  std::uint32_t* gate_dev_ = nullptr;
+  std::uint32_t ticket_ = 0;
 };
 
 /// The harness's sampling policy over multi_timer: `issue_one` enqueues one operation on every
@@ -218,7 +240,11 @@ inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> co
   s.set_extra("timed_with", "one event pair on GPU " + std::to_string(t.lanes()[0].device) +
                                 "'s stream around the work of " + std::to_string(t.lanes().size()) +
                                 " streams joined by cross-stream event waits" +
-                                (batch > 1 ? ", " + std::to_string(batch) + " operations back to back per sample" : ""));
+                                (batch > 1 ? ", " + std::to_string(batch) + " operations back to back per sample" : "") +
+                                (t.gated() ? ", issued behind a gate kernel released once all were issued "
+                                             "(the host's issue time excluded)"
+                                           : ""));
+  if (t.gated()) s.result().timing["method"] = batch > 1 ? "multi_gpu_events_gated_batch" : "multi_gpu_events_gated";
 }
 
 /// The same as time_lanes for a peer measured in the same point, returned rather than recorded.

@@ -68,6 +68,12 @@ __global__ void pingpong_kernel(std::uint32_t* mine, std::uint32_t* theirs, int 
   }
 }
 
+__global__ void gate_kernel(std::uint32_t const* flag, std::uint32_t ticket, unsigned timeout_ms) {
+  unsigned long long const t0 = global_ns();
+  while (static_cast<std::int32_t>(load_flag(flag) - ticket) < 0)
+    if (global_ns() - t0 > static_cast<unsigned long long>(timeout_ms) * 1000000ull) return;
+}
+
 __global__ void chase_kernel(std::uint32_t const* next, std::size_t steps, std::uint32_t* last) {
   std::uint32_t j = 0;
   for (std::size_t s = 0; s < steps; ++s) j = __ldcg(next + j);  // each load waits for the previous
@@ -110,6 +116,12 @@ void pingpong(std::uint32_t* mine, std::uint32_t* theirs, int rounds, std::uint3
               cudaStream_t stream) {
   MEMLAB_EXPECTS(mine && theirs && rounds > 0, "pingpong: null flag or no rounds");
   pingpong_kernel<<<1, 1, 0, stream>>>(mine, theirs, rounds, base, initiator);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+void gate(std::uint32_t const* flag, std::uint32_t ticket, unsigned timeout_ms, cudaStream_t stream) {
+  MEMLAB_EXPECTS(flag, "gate: null flag");
+  gate_kernel<<<1, 1, 0, stream>>>(flag, ticket, timeout_ms);
   MEMLAB_CHECK_LAUNCH();
 }
 

@@ -28,6 +28,12 @@ int sm_copy_default_blocks();
 void pingpong(std::uint32_t* mine, std::uint32_t* theirs, int rounds, std::uint32_t base, bool initiator,
               cudaStream_t stream);
 
+/// Holds `stream` until the host writes a value >= `ticket` into `*flag` (mapped pinned host
+/// memory, as the device addresses it), or `timeout_ms` has passed (then it just returns: a
+/// host blocked on a full launch queue cannot deadlock with it). Work queued behind it then
+/// runs back to back, without the host's issue time between operations.
+void gate(std::uint32_t const* flag, std::uint32_t ticket, unsigned timeout_ms, cudaStream_t stream);
+
 /// One thread follows `next` (index -> index, L1 bypassed) for `steps` steps from 0 and
 /// writes the last index to `*last`. `next` may be peer or mapped host memory.
 void chase(std::uint32_t const* next, std::size_t steps, std::uint32_t* last, cudaStream_t stream);
