@@ -395,8 +395,57 @@ def build_roofline(record, exp, spec):
     return fig
 
 
+def build_heatmap(record, exp, spec):
+    """A matrix per panel: columns are the values of `x`, rows the values of the one series axis,
+    each cell the metric `y` of the row with both (blank where no row has one), printed in the cell."""
+    d = plot_data(record, exp, spec)
+    if not d.rows:
+        raise ValueError("%s: no timed rows to draw" % spec["file"])
+    if len(d.series_axes) != 1:
+        raise ValueError("%s: a heatmap needs exactly one series axis (its rows)" % spec["file"])
+    row_axis = d.series_axes[0]
+    row_values = ordered([field(r, row_axis) for r in d.rows], d.declared(row_axis))
+    n = len(d.panel_values)
+    side = max(2.6, 0.55 * max(len(d.x_values), len(row_values)) + 1.6)
+    fig, axes = plt.subplots(1, n, figsize=(min(20, side * n + 1.5), side + 0.6), layout="constrained", squeeze=False)
+    cells = []
+    for panel in d.panel_values:
+        m = [[None] * len(d.x_values) for _ in row_values]
+        for i, rv in enumerate(row_values):
+            for x, y in d.points(panel, (rv,)):
+                m[i][d.x_values.index(x)] = y
+        cells.append(m)
+    finite = [v for m in cells for row in m for v in row if v is not None]
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    image = None
+    for k, panel in enumerate(d.panel_values):
+        ax = axes[0][k]
+        m = cells[k]
+        grid = [[float("nan") if v is None else v for v in row] for row in m]
+        image = ax.imshow(grid, cmap="viridis", vmin=lo, vmax=hi if hi > lo else lo + 1, aspect="equal")
+        for i, row in enumerate(m):
+            for j, v in enumerate(row):
+                if v is not None:
+                    ax.text(j, i, "%.3g" % v, ha="center", va="center", fontsize=8,
+                            color="white" if v < (lo + hi) / 2 else "black")
+        ax.set_xticks(range(len(d.x_values)))
+        ax.set_xticklabels([text(v) for v in d.x_values])
+        ax.set_yticks(range(len(row_values)))
+        ax.set_yticklabels([text(v) for v in row_values])
+        ax.set_xlabel(d.x_label())
+        ax.set_ylabel(row_axis)
+        if d.panel_axis:
+            ax.set_title("%s = %s" % (d.panel_axis, text(panel)), fontsize=10)
+    if image is not None:
+        fig.colorbar(image, ax=axes[0][-1], label=d.y_label(), shrink=0.8)
+    fig.suptitle(spec.get("title", spec["file"]), fontsize=11)
+    return fig
+
+
 def build_figure(record, exp, spec):
     """The Figure for one declared plot, not saved. Raises ValueError when it has no rows."""
+    if spec.get("kind") == "heatmap":
+        return build_heatmap(record, exp, spec)
     if spec.get("kind") == "timeline":
         return build_timeline(record, exp, spec)
     if spec.get("kind") == "roofline":

@@ -153,8 +153,10 @@ void check_declaration(experiment const& e) {
       }
     }
   for (auto const& p : e.plots) {
-    if (p.kind != "line" && p.kind != "bars" && p.kind != "timeline" && p.kind != "roofline")
+    if (p.kind != "line" && p.kind != "bars" && p.kind != "timeline" && p.kind != "roofline" && p.kind != "heatmap")
       throw error(where + "plot " + p.file + " has unknown kind '" + p.kind + "'");
+    if (p.kind == "heatmap" && p.series.size() != 1)
+      throw error(where + "heatmap " + p.file + " needs exactly one series axis (its rows)");
     if (p.kind != "roofline" && !has_axis(p.x))
       throw error(where + "plot " + p.file + " has x axis '" + p.x + "', which it does not have");
     if (!has_metric(p.y)) throw error(where + "plot " + p.file + " draws undeclared metric '" + p.y + "'");

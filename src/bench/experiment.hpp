@@ -131,7 +131,8 @@ struct plot_spec {
   std::string title;
   /// "line" (x numeric) or "bars" (x categorical); "timeline": the list `y` ("extra.timeline") of
   /// the first row passing `where`, one lane per stream; "roofline": every row in the record of an
-  /// experiment that declares tflops, against its arithmetic intensity (x unused).
+  /// experiment that declares tflops, against its arithmetic intensity (x unused); "heatmap": a
+  /// matrix per panel, columns the values of `x`, rows those of the one `series` axis, cells `y`.
   std::string kind = "line";
   std::string x;                 ///< an axis name ("variant" allowed)
   std::string y;                 ///< a metric name

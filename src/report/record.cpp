@@ -177,8 +177,8 @@ class checker {
         fail(join(p, "file"), "expected a plain PNG file name");
       d.title = string_at(q, p, "title");
       d.kind = string_at(q, p, "kind");
-      if (d.kind != "line" && d.kind != "bars" && d.kind != "timeline" && d.kind != "roofline")
-        fail(join(p, "kind"), "expected \"line\", \"bars\", \"timeline\" or \"roofline\"");
+      if (d.kind != "line" && d.kind != "bars" && d.kind != "timeline" && d.kind != "roofline" && d.kind != "heatmap")
+        fail(join(p, "kind"), "expected \"line\", \"bars\", \"timeline\", \"roofline\" or \"heatmap\"");
       d.x = string_at(q, p, "x");
       d.y = string_at(q, p, "y");
       d.panels = string_at(q, p, "panels", false);

@@ -9,6 +9,7 @@ axis labels with units, log axes, reference lines at the run's ceiling, the
 seed's figures beside this GPU's. Exits 77 (skipped) without matplotlib.
 """
 import json
+import math
 import os
 import sys
 import unittest
@@ -162,6 +163,53 @@ class plot_content(unittest.TestCase):
         labels = [t.get_text() for t in ax.get_xticklabels()]
         self.assertIn("1 GiB", labels)
         self.assertEqual(len(data_lines(ax)), 4)  # pageable, pinned, registered, write-combined
+
+
+def matrix_record():
+    """A two-GPU link.peer-shaped record, made here: the committed reference run has no GPU pairs."""
+    exp = {"id": "link.peer",
+           "axes": [{"name": "src", "kind": "integer", "unit": "", "description": "", "log_scale": False,
+                     "values": [0, 1, 2]},
+                    {"name": "dst", "kind": "integer", "unit": "", "description": "", "log_scale": False,
+                     "values": [0, 1, 2]},
+                    {"name": "variant", "kind": "string", "unit": "", "description": "", "log_scale": False,
+                     "values": ["ce", "sm_push"]}],
+           "metrics": [{"name": "gbps", "unit": "GB/s", "description": ""}],
+           "plots": [{"file": "m.png", "title": "matrix", "kind": "heatmap", "x": "dst", "y": "gbps", "log_y": False,
+                      "series": ["src"], "panels": "variant", "where": {}, "refs": [], "model": ""}]}
+    rows = []
+    for v, base in (("ce", 390.0), ("sm_push", 385.0)):
+        for s, d in ((0, 1), (1, 0)):
+            rows.append({"experiment": "link.peer", "variant": v, "params": {"src": s, "dst": d},
+                         "median_ms": 1.0, "gbps": base + s, "verified": "passed", "skipped": None, "error": None})
+        rows.append({"experiment": "link.peer", "variant": v, "params": {"src": 0, "dst": 0}, "median_ms": None,
+                     "gbps": None, "verified": "not_verified", "skipped": "src = dst", "error": None})
+    return {"format_version": 2, "experiments": [exp], "rows": rows}
+
+
+class heatmap_content(unittest.TestCase):
+    def tearDown(self):
+        plots.plt.close("all")
+
+    def test_matrix_cells_hold_each_pair_and_leave_the_rest_blank(self):
+        rec = matrix_record()
+        exp = rec["experiments"][0]
+        fig = plots.build_figure(rec, exp, exp["plots"][0])
+        axes = [a for a in fig.get_axes() if a.get_title()]
+        self.assertEqual([a.get_title() for a in axes], ["variant = ce", "variant = sm_push"])
+        ce = axes[0]
+        self.assertEqual(ce.get_xlabel(), "dst")
+        self.assertEqual(ce.get_ylabel(), "src")
+        (img,) = ce.get_images()
+        m = img.get_array()
+        self.assertEqual(m.shape, (2, 2))  # only the GPUs with timed rows: 0 and 1
+        import numpy
+        self.assertTrue(numpy.ma.getmaskarray(m)[0][0] or math.isnan(numpy.ma.getdata(m)[0][0]))  # the diagonal: blank
+        self.assertAlmostEqual(float(m[0][1]), 390.0)  # src 0 -> dst 1
+        self.assertAlmostEqual(float(m[1][0]), 391.0)  # src 1 -> dst 0
+        self.assertEqual(sorted(t.get_text() for t in ce.texts), ["390", "391"])
+        # One colour scale for every panel.
+        self.assertEqual(img.get_clim(), axes[1].get_images()[0].get_clim())
 
 
 if __name__ == "__main__":
