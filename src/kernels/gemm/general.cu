@@ -38,12 +38,26 @@ __device__ __forceinline__ void put(skinny_out const& o, int i, int j, float acc
   *p = (o.raw || o.beta == 0.f) ? o.alpha * acc : o.alpha * acc + o.beta * *p;
 }
 
+/// S(i, k0 .. k0 + KC) into shared memory (zero past s_count and k_end). Consecutive
+/// threads walk S's contiguous direction: k when s_k == 1, i otherwise (S = op(B)'s columns
+/// of a row-major B: the i of one k are adjacent). Rows padded by 4 floats: the i-major
+/// stores spread over banks, and rows stay 16-byte aligned for the float4 reads.
+template <int S, int KC>
+__device__ __forceinline__ void stage_s(skinny_args const& a, float const* sb, int k0, int k_end,
+                                        float (&ss)[S][KC + 4]) {
+  bool const i_major = a.s_k != 1;
+  for (int e = static_cast<int>(threadIdx.x); e < S * KC; e += kSkinnyThreads) {
+    int const i = i_major ? e % S : e / KC, t = i_major ? e / S : e % KC, kk = k0 + t;
+    ss[i][t] = (i < a.s_count && kk < k_end) ? sb[i * a.s_vec + static_cast<long long>(kk) * a.s_k] : 0.f;
+  }
+}
+
 /// X(j, kk) contiguous in j (x_pos == 1): each thread owns 4 outputs j of every S row and
 /// walks the split's K range; S(i, kk) comes from shared memory as a broadcast. VEC: the
 /// 4 j are one 16-byte load; otherwise lanes take j = t, t + 256, ... (still coalesced).
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_args a) {
-  __shared__ __align__(16) float ss[S][kStreamKc];
+  __shared__ __align__(16) float ss[S][kStreamKc + 4];
   long long const z = blockIdx.z;
   int const sp = static_cast<int>(blockIdx.y);
   int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
@@ -63,10 +77,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
 
   for (int k0 = k_begin; k0 < k_end; k0 += kStreamKc) {
     __syncthreads();  // the previous step's reads of ss are done
-    for (int e = tid; e < S * kStreamKc; e += kSkinnyThreads) {
-      int const i = e / kStreamKc, kk = k0 + e % kStreamKc;
-      ss[i][e % kStreamKc] = (i < a.s_count && kk < k_end) ? sb[i * a.s_vec + kk * a.s_k] : 0.f;
-    }
+    stage_s<S, kStreamKc>(a, sb, k0, k_end, ss);
     __syncthreads();
     int const steps = min(kStreamKc, k_end - k0);
     // 4 k values per step: 4 loads of X in flight per thread (8 with the unroll), and S's
@@ -117,7 +128,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
 /// from shared memory, and the warp sums its lanes with a fixed butterfly at the end.
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args a) {
-  __shared__ __align__(16) float ss[S][kDotKc];
+  __shared__ __align__(16) float ss[S][kDotKc + 4];
   long long const z = blockIdx.z;
   int const sp = static_cast<int>(blockIdx.y);
   int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
@@ -134,10 +145,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args 
 
   for (int k0 = k_begin; k0 < k_end; k0 += kDotKc) {
     __syncthreads();
-    for (int e = tid; e < S * kDotKc; e += kSkinnyThreads) {
-      int const i = e / kDotKc, kk = k0 + e % kDotKc;
-      ss[i][e % kDotKc] = (i < a.s_count && kk < k_end) ? sb[i * a.s_vec + kk * a.s_k] : 0.f;
-    }
+    stage_s<S, kDotKc>(a, sb, k0, k_end, ss);
     __syncthreads();
     int const kk = k0 + lane * 4;  // this lane's 4 k values
     float x[kDotRows][4];
