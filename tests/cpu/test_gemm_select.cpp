@@ -104,6 +104,11 @@ TEST(GemmDispatch, LargeSquaresKeepTheBigTileWhole) {
   }
 }
 
+TEST(GemmDispatch, OnePastATileMultipleKeepsTheBigTile) {
+  // 4097^3: the ladder's launcher runs 32 x 16 whole tiles and the 1-wide strips apart.
+  EXPECT_EQ(memlab::gemm_select(shape(4097, 4097, 4097), h100).name(), "tile_128x256");
+}
+
 TEST(GemmDispatch, DeepKSmallOutputSplitsKToFillTheSms) {
   // 256 x 256 x 65536: 2 to 16 output tiles for 132 SMs; each must not walk all of K.
   auto const p = memlab::gemm_select(shape(256, 256, 65536), h100);

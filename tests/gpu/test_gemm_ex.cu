@@ -276,7 +276,7 @@ TEST(GemmEx, SplitPathsAreDeterministic) {
     long long m, n, k;
     std::vector<std::string> plans;
   };
-  long long const deep = small ? 4096 : 65536;
+  long long const deep = small ? 4096 : 16384;  // the host reference of the default plan is O(m n k)
   std::vector<det_case> cases{
       {small ? 96LL : 256LL, small ? 80LL : 256LL, deep,
        {"", "tile_128x256/s8", "tile_128x128/s16", "tile_64x128/s8", "tile_64x64/s12", "tile_32x64/s5"}},
@@ -324,6 +324,29 @@ TEST(GemmEx, SplitPathsAreDeterministic) {
   if (memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("tile_64x64"), s, target).empty())
     EXPECT_GT(memlab::gemm_select(s, target).splits, 1) << memlab::gemm_select(s, target).name();
   if (!skipped.empty()) GTEST_SKIP() << "the other plans passed; not run: " << skipped;
+}
+
+/// More batch entries than one grid dimension holds (65535): the launches are chunked.
+TEST(GemmEx, BatchesBeyondOneGridDimension) {
+  MEMLAB_REQUIRE_GPU();
+  if (memlab::test::small_sizes()) GTEST_SKIP() << "70000 batch entries; covered at full size";
+  memlab::gemm_target const target = memlab::gemm_current_target();
+  ex_case const t{3, 2, 300, 0, 1, 0, 1.f, 0.5f, 70000};
+  problem_data const d = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::t}, t, 4242);
+  auto const ref = reference(d);
+  device_problem dp(d);
+  auto p = params_for(d, dp.a.data(), dp.b.data(), dp.c.data());
+  for (std::string plan : {"", "gemv/s2", "tile_32x64/s2", "tile_64x64"}) {
+    if (!plan.empty() &&
+        !memlab::gemm_plan_unavailable(memlab::gemm_parse_plan(plan), memlab::gemm_shape_of(p), target).empty())
+      continue;
+    SCOPED_TRACE("plan '" + plan + "'");
+    dp.c.upload(d.hc);
+    p.plan = plan;
+    ASSERT_NO_THROW(memlab::gemm_ex(p));
+    MEMLAB_EXPECT_LAUNCH_OK();
+    expect_matches(dp.c.download(), ref, d, "batch 70000 plan '" + plan + "'");
+  }
 }
 
 TEST(GemmEx, InvalidArgumentsThrowAndLeaveCUntouched) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,7 +51,25 @@ bool skinny_eligible(gemm_shape const& s) { return std::min(s.m, s.n) <= 16; }
 double tile_model_us(tile_info const& t, gemm_shape const& s, int splits, int sms) {
   int const chunk = split_chunk(static_cast<int>(s.k), splits, t.bk);
   int const se = effective_splits(static_cast<int>(s.k), chunk);
-  double const tiles = std::ceil(double(s.m) / t.bm) * std::ceil(double(s.n) / t.bn) * double(s.batch);
+  double tiles = std::ceil(double(s.m) / t.bm) * std::ceil(double(s.n) / t.bn) * double(s.batch);
+  // One matrix, no split: the ladder's launchers run thin remainder strips (<= a quarter
+  // tile) as a separate 32x32 launch when that saves a wave (launch_any in 09_*.cu).
+  double strip_us = 0.0;
+  bool const ladder_launch = s.batch == 1 && se == 1 &&
+                             (t.kind == tile_kind::t128x256 || t.kind == tile_kind::t128x128 || t.kind == tile_kind::t64x64);
+  if (ladder_launch) {
+    long long const m_main = s.m / t.bm * t.bm, n_main = s.n / t.bn * t.bn;
+    long long const rem_m = s.m - m_main, rem_n = s.n - n_main;
+    if (m_main > 0 && n_main > 0 && (rem_m > 0 || rem_n > 0) && rem_m <= t.bm / 4 && rem_n <= t.bn / 4) {
+      double const slots = double(t.blocks_per_sm) * sms;
+      double const main = double(s.m / t.bm) * double(s.n / t.bn);
+      if (std::ceil(main / slots) < std::ceil(tiles / slots)) {
+        tiles = main;
+        double const strip_flops = 2.0 * 32.0 * (double(s.n) + double(m_main)) * double(s.k);  // rows padded to 32
+        strip_us = strip_flops / (kSmFlops * 0.3 * sms) * 1e6 + kLaunchUs;
+      }
+    }
+  }
   double const units = tiles * se;
   double const per_sm = std::ceil(units / sms);
   double const active = std::min<double>(per_sm, t.blocks_per_sm);
@@ -60,7 +80,7 @@ double tile_model_us(tile_info const& t, gemm_shape const& s, int splits, int sm
   double const operand_bytes = 4.0 * double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   double const partial_bytes = se > 1 ? 4.0 * double(s.batch) * s.m * round4(s.n) * se : 0.0;
   double const memory_us = (operand_bytes + partial_bytes) / kDramBytesPerS * 1e6;
-  double us = std::max(compute_us, memory_us) + waves * kUnitFixedUs + kLaunchUs;
+  double us = std::max(compute_us, memory_us) + waves * kUnitFixedUs + kLaunchUs + strip_us;
   if (se > 1) us += kLaunchUs + (partial_bytes + 8.0 * double(s.batch) * s.m * s.n) / kDramBytesPerS * 1e6;
   // Transposed operands are packed first: one read and one write of each.
   if (s.trans_a) us += kLaunchUs + 8.0 * double(s.batch) * s.m * s.k / kDramBytesPerS * 1e6;
@@ -284,6 +304,19 @@ struct stream_scratch {
 
 constexpr int kMaxGridZ = 65535;
 
+/// gemm_current_target() once per device ordinal: the SM count, shared memory and image
+/// do not change while the process runs, and each call would cost five attribute reads.
+gemm_target cached_target() {
+  static std::mutex mu;
+  static std::map<int, gemm_target> known;
+  int dev = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(dev);
+  if (it == known.end()) it = known.emplace(dev, gemm_current_target()).first;
+  return it->second;
+}
+
 void run_tiles(tile_info const& ti, normalized const& q, workspace_layout const& w, char* ws, cudaStream_t st) {
   problem p;
   p.m = q.m, p.n = q.n, p.k = q.k, p.alpha = q.alpha, p.beta = q.beta;
@@ -428,7 +461,7 @@ void gemm_ex(gemm_params const& p) {
   MEMLAB_EXPECTS(p.k == 0 || (p.a != nullptr && p.b != nullptr), "A or B is null");
   MEMLAB_EXPECTS(((p.m + 31) / 32) * ((p.n + 31) / 32) <= INT_MAX, "m x n too large for one launch");
   gemm_shape const shape = gemm_shape_of(p);
-  gemm_target const target = gemm_current_target();
+  gemm_target const target = cached_target();
   if (!named) plan = gemm_select(shape, target);
   std::string const why = gemm_plan_unavailable(plan, shape, target);
   MEMLAB_EXPECTS(why.empty(), "plan '" + plan.name() + "': " + why);

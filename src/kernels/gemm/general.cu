@@ -90,12 +90,11 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
         bool const k_ok = t + u < steps;
         float const* const row = xs + static_cast<long long>(k0 + t + u) * a.x_k;
         if (VEC) {
-          if (k_ok && j[0] < a.x_count) {  // x_count % 4 == 0 on this path: all four or none
-            float4 const v = __ldg(reinterpret_cast<float4 const*>(row + j[0]));
-            x[u][0] = v.x, x[u][1] = v.y, x[u][2] = v.z, x[u][3] = v.w;
-          } else {
-            x[u][0] = x[u][1] = x[u][2] = x[u][3] = 0.f;
-          }
+          // x_count % 4 == 0 on this path: all four or none. Out of range, the load reads
+          // X's first element (always valid here) and the select drops it: no branch.
+          bool const ok = k_ok && j[0] < a.x_count;
+          float4 const v = __ldg(reinterpret_cast<float4 const*>(ok ? row + j[0] : xs));
+          x[u][0] = ok ? v.x : 0.f, x[u][1] = ok ? v.y : 0.f, x[u][2] = ok ? v.z : 0.f, x[u][3] = ok ? v.w : 0.f;
         } else {
 #pragma unroll
           for (int q = 0; q < 4; ++q) x[u][q] = (k_ok && j[q] < a.x_count) ? __ldg(row + j[q]) : 0.f;
@@ -144,9 +143,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args 
     for (int i = 0; i < S; ++i) acc[r][i] = 0.f;
 
   for (int k0 = k_begin; k0 < k_end; k0 += kDotKc) {
-    __syncthreads();
-    stage_s<S, kDotKc>(a, sb, k0, k_end, ss);
-    __syncthreads();
+    // X first: its DRAM latency overlaps the staging of S and the two barriers.
     int const kk = k0 + lane * 4;  // this lane's 4 k values
     float x[kDotRows][4];
 #pragma unroll
@@ -161,6 +158,9 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args 
         for (int q = 0; q < 4; ++q) x[r][q] = (j < a.x_count && kk + q < k_end) ? __ldg(row + kk + q) : 0.f;
       }
     }
+    __syncthreads();
+    stage_s<S, kDotKc>(a, sb, k0, k_end, ss);
+    __syncthreads();
 #pragma unroll
     for (int i = 0; i < S; ++i) {
       float4 const sv = *reinterpret_cast<float4 const*>(&ss[i][lane * 4]);
