@@ -179,9 +179,14 @@ memlab::bench::registrar const reg{[] {
   using namespace memlab::bench;
   e.describe_axis("variant", "", "dispatch: the plan memlab::gemm picks by itself (gemm_select)");
   e.describe_axis("shape", "", "m x n x k, optionally b<batch> (strided batched, dense)");
+  // The run measures `ceilings` first: the FFMA peak behind extra.pct_of_fp32_peak, and the
+  // D2D copy rate that the memory-bound (GEMV-like) rows are read against (ratio_to_ceiling).
+  e.ceiling = ceiling_relation::ratio;
   e.metrics = {metrics::time(),
                metrics::tflops(),
                metrics::vs_peer("cuBLAS SGEMM"),
+               metrics::gbps(),
+               metrics::vs_ceiling(),
                {"extra.pct_of_fp32_peak", "%", "TFLOP/s / the run's measured FFMA peak"},
                {"extra.pick_vs_best", "x", "fastest timed candidate's time / the pick's (1: the dispatcher chose best)"}};
   headline_spec h = best_row("Which shape is memlab::gemm furthest behind cuBLAS SGEMM, and by how much?", {},

@@ -482,6 +482,12 @@ void gemm_ex(gemm_params const& p) {
     a.splits = w.splits, a.kchunk = w.kchunk;
     MEMLAB_EXPECTS(skinny_vector_ok(a), "plan gemv_v4 needs 16-byte aligned rows of the large operand");
   }
+  if (!is_gemv) {  // the packing transpose's grid: 32-row tiles in gridDim.y (<= 65535)
+    long long const rows_a = q.ta ? q.m : 0, rows_b = q.tb ? q.k : 0;
+    MEMLAB_EXPECTS((std::max(rows_a, rows_b) + 31) / 32 <= 65535,
+                   "a transposed operand with more than 2097120 rows of op(X) is not supported by plan '" +
+                       plan.name() + "'");
+  }
   std::size_t const need = w.total();
   MEMLAB_EXPECTS(p.workspace == nullptr || p.workspace_bytes >= need,
                  "workspace of " + std::to_string(p.workspace_bytes) + " bytes; plan '" + plan.name() + "' needs " +

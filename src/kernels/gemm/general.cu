@@ -82,8 +82,9 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
     int const steps = min(kStreamKc, k_end - k0);
     // 4 k values per step: 4 loads of X in flight per thread (8 with the unroll), and S's
     // 4 values of each row in one 16-byte shared load (1 LDS per 16 FFMA).
+    // A fixed trip count (the tail chunk's extra steps load nothing: k_ok is false there).
 #pragma unroll 2
-    for (int t = 0; t < steps; t += 4) {
+    for (int t = 0; t < kStreamKc; t += 4) {
       float x[4][4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
@@ -277,11 +278,14 @@ void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int
 
 void launch_pack_transpose(float const* src, long long ld_src, long long stride_src, int out_rows, int out_cols,
                            float* dst, long long ld_dst, long long stride_dst, int batch, cudaStream_t st) {
-  dim3 const grid(static_cast<unsigned>(ceil_div(out_cols, 32)), static_cast<unsigned>(ceil_div(out_rows, 32)),
-                  static_cast<unsigned>(batch));
-  pack_transpose_kernel<<<grid, dim3(32, 8), 0, st>>>(src, ld_src, stride_src, out_rows, out_cols, dst, ld_dst,
-                                                     stride_dst);
-  MEMLAB_CHECK_LAUNCH();
+  for (int z0 = 0; z0 < batch; z0 += 65535) {  // gridDim.z holds at most 65535 entries
+    int const nz = batch - z0 < 65535 ? batch - z0 : 65535;
+    dim3 const grid(static_cast<unsigned>(ceil_div(out_cols, 32)), static_cast<unsigned>(ceil_div(out_rows, 32)),
+                    static_cast<unsigned>(nz));
+    pack_transpose_kernel<<<grid, dim3(32, 8), 0, st>>>(src + z0 * stride_src, ld_src, stride_src, out_rows, out_cols,
+                                                       dst + z0 * stride_dst, ld_dst, stride_dst);
+    MEMLAB_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace memlab::detail::gemm
