@@ -130,6 +130,19 @@ TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
   EXPECT_GT(memlab::gemm_select(shape(1, 4096, 4096), h100).splits, 1);
 }
 
+TEST(GemmDispatch, SplitCountsAreTheOnesTheChunksGive) {
+  // k = 11008 in chunks of 128: the chosen count must reproduce its own chunk.
+  for (auto const& s : {shape(1, 4096, 11008), shape(256, 256, 11008), shape(128, 128, 131072)})
+    for (auto const& c : memlab::gemm_candidates(s, h100)) {
+      if (c.splits == 1) continue;
+      int const granule = c.kernel == "gemv" ? 128 : 8;
+      int const chunk = ((static_cast<int>(s.k) + c.splits - 1) / c.splits + granule - 1) / granule * granule;
+      EXPECT_EQ((static_cast<int>(s.k) + chunk - 1) / chunk, c.splits) << c.name();
+    }
+  // A GEMV of 4096 outputs over k = 11008 splits K (the DRAM-bound kernel, not a tile).
+  EXPECT_EQ(memlab::gemm_select(shape(1, 4096, 11008), h100).kernel, "gemv");
+}
+
 TEST(GemmDispatch, PartialWaveIsAvoided) {
   // 7 x 19 = 133 tiles of 128 x 256 on 132 SMs (one per SM): a second wave for one tile.
   auto const p = memlab::gemm_select(shape(7 * 128, 19 * 256, 4096), h100);

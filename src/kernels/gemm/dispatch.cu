@@ -116,16 +116,16 @@ double skinny_model_us(gemm_shape const& s, int splits, int sms) {
   return us;
 }
 
+/// The distinct split counts worth modelling: each choice rounded to the count its chunk
+/// (a multiple of `granule`) really gives, so 11008 / 64 (chunk 172 -> 256) is offered as 43.
+/// A plan named with that count gets the same chunk back (split_chunk is stable on it).
 std::vector<int> split_options(long long k, int granule, int min_chunk) {
-  std::vector<int> out;
+  std::vector<int> out{1};
   for (int sp : kSplitChoices) {
-    if (sp == 1) {
-      out.push_back(1);
-      continue;
-    }
+    if (sp == 1) continue;
     if (sp > kMaxSplits || k / sp < min_chunk) break;
     int const se = effective_splits(static_cast<int>(k), split_chunk(static_cast<int>(k), sp, granule));
-    if (se == sp) out.push_back(sp);  // skip counts that collapse to another one
+    if (std::find(out.begin(), out.end(), se) == out.end()) out.push_back(se);
   }
   return out;
 }
