@@ -28,9 +28,9 @@ constexpr double kSmFlops = 128 * 2 * 1.75e9;
 constexpr double kDramBytesPerS = 3.0e12;
 constexpr double kLaunchUs = 2.5;       // a kernel launch in a stream of launches
 constexpr double kUnitFixedUs = 0.6;    // pipeline fill + epilogue of one tile, per wave
-constexpr int kMaxSplits = 128;
+constexpr int kMaxSplits = 128;         // tiles; the GEMV kernels' partials are small: up to 1024
 constexpr int kMinChunk = 256;          // no tile split walks fewer k than this (gemv: 128)
-constexpr int kSplitChoices[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128};
+constexpr int kSplitChoices[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
 
 long long round4(long long x) { return (x + 3) / 4 * 4; }
 std::size_t round256(std::size_t x) { return (x + 255) / 256 * 256; }
@@ -109,8 +109,10 @@ double skinny_model_us(gemm_shape const& s, int splits, int sms) {
   double const memory_us = (bytes + partial) / (0.9 * kDramBytesPerS * fill) * 1e6;
   // FFMA with S from shared memory (one 16-byte LDS per 16 FFMA): ~half the peak at best.
   double const compute_us = 2.0 * double(s.batch) * s.m * s.n * s.k / (0.5 * kSmFlops * sms) * 1e6;
-  // A block walks its chunk serially: ~0.3 us per 128 k of latency it cannot hide alone.
-  double const chain_us = std::ceil(double(chunk) / gemv_k_granule) * 0.25;
+  // A block walks its chunk serially, one DRAM round trip (~0.6 us) per batch of loads in
+  // flight: 8 k values per thread in the stream kernel, 128 in the dot kernel.
+  bool const stream = r.m_small ? !s.trans_b : s.trans_a;
+  double const chain_us = std::ceil(double(chunk) / (stream ? 8.0 : 128.0)) * 0.6;
   double us = std::max({memory_us, compute_us, chain_us}) + kLaunchUs;
   if (se > 1) us += kLaunchUs + (partial + 8.0 * double(s.batch) * s.m * s.n) / kDramBytesPerS * 1e6;
   return us;
@@ -119,11 +121,11 @@ double skinny_model_us(gemm_shape const& s, int splits, int sms) {
 /// The distinct split counts worth modelling: each choice rounded to the count its chunk
 /// (a multiple of `granule`) really gives, so 11008 / 64 (chunk 172 -> 256) is offered as 43.
 /// A plan named with that count gets the same chunk back (split_chunk is stable on it).
-std::vector<int> split_options(long long k, int granule, int min_chunk) {
+std::vector<int> split_options(long long k, int granule, int min_chunk, int max_splits) {
   std::vector<int> out{1};
   for (int sp : kSplitChoices) {
     if (sp == 1) continue;
-    if (sp > kMaxSplits || k / sp < min_chunk) break;
+    if (sp > max_splits || k / sp < min_chunk) break;
     int const se = effective_splits(static_cast<int>(k), split_chunk(static_cast<int>(k), sp, granule));
     if (std::find(out.begin(), out.end(), se) == out.end()) out.push_back(se);
   }
@@ -242,7 +244,7 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
   if (s.m <= 0 || s.n <= 0 || s.batch <= 0) return {gemm_plan{"gemv", 1, 0.0}};
   if (skinny_eligible(s)) {
     gemm_plan best{"gemv", 1, 1e300};
-    for (int sp : split_options(s.k, gemv_k_granule, gemv_k_granule)) {
+    for (int sp : split_options(s.k, gemv_k_granule, gemv_k_granule, 1024)) {
       double const us = skinny_model_us(s, sp, sms);
       if (us < best.predicted_us) best = {"gemv", sp, us};
     }
@@ -252,7 +254,7 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
     for (auto const& ti : tile_table()) {
       if (static_cast<std::size_t>(ti.smem_bytes) > t.smem_per_block_optin_bytes) continue;
       gemm_plan best{ti.name, 1, 1e300};
-      for (int sp : split_options(s.k, ti.bk, kMinChunk)) {
+      for (int sp : split_options(s.k, ti.bk, kMinChunk, kMaxSplits)) {
         double const us = tile_model_us(ti, s, sp, sms);
         if (us < best.predicted_us * 0.98) best = {ti.name, sp, us};  // fewer splits on a near tie
       }
