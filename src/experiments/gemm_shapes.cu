@@ -81,6 +81,15 @@ void cublas_batched(cudaStream_t st, parsed const& s, float const* a, float cons
                                                 &zero, c, n, static_cast<long long>(m) * n, static_cast<int>(s.batch)));
 }
 
+/// Words of `a` and `b` whose bits differ (the determinism check: the pick run twice).
+__global__ void count_differences(unsigned const* a, unsigned const* b, long long n, unsigned long long* out) {
+  unsigned long long local = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    local += a[i] != b[i] ? 1u : 0u;
+  if (local) atomicAdd(out, local);  // integer: exact in any order
+}
+
 /// Above this many FLOP per launch only the pick and cuBLAS are timed (16384^3: ~0.2 s each).
 constexpr double kPickOnlyFlop = 2.5e12;
 constexpr std::size_t kAlternatives = 3;
@@ -105,7 +114,7 @@ memlab::bench::registrar const reg{[] {
     device_buffer<float> c(static_cast<std::size_t>(m * n * nb)), ref(static_cast<std::size_t>(m * n * nb));
     fill_uniform(a, s.seed());
     fill_uniform(b, s.seed() ^ 0x5bd1e995u);
-    ref.fill_bytes(0xFF);
+    ref.fill_bytes(0xFF, s.stream());
     cudaStream_t const st = s.stream();
     cublas_batched(st, sh, a.data(), b.data(), ref.data());
 
@@ -132,7 +141,7 @@ memlab::bench::registrar const reg{[] {
       memlab::gemm_ex(q);
     };
     auto verify = [&](std::string const& plan) {
-      c.fill_bytes(0xFF);  // NaN poison: an unwritten output fails verification
+      c.fill_bytes(0xFF, st);  // NaN poison: an unwritten output fails verification
       run(plan, st);
       MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
       return compare_device(c.data(), ref.data(), static_cast<int>(m * nb), static_cast<int>(n), n, gemm_rel_tol,
@@ -161,6 +170,23 @@ memlab::bench::registrar const reg{[] {
     }
     s.set_verification(verify(pick.name()));
     s.set_extra("candidates", alts);
+    {  // Deterministic: the pick again, from a poisoned C, must give the same bits.
+      std::size_t const words = c.size();
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(ref.data(), c.data(), words * sizeof(float), cudaMemcpyDeviceToDevice, st));
+      c.fill_bytes(0xFF, st);
+      run(pick.name(), st);
+      device_buffer<unsigned long long> diff(1);
+      diff.fill_bytes(0, st);
+      count_differences<<<1024, 256, 0, st>>>(reinterpret_cast<unsigned const*>(c.data()),
+                                             reinterpret_cast<unsigned const*>(ref.data()),
+                                             static_cast<long long>(words), diff.data());
+      MEMLAB_CHECK_LAUNCH();
+      MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+      unsigned long long h = 0;
+      MEMLAB_CUDA_CHECK(cudaMemcpy(&h, diff.data(), sizeof h, cudaMemcpyDeviceToHost));
+      s.set_extra("deterministic", h == 0);
+      if (h != 0) s.set_extra("words_differing_between_two_runs", h);
+    }
 
     s.add_flops(flops);
     s.add_reads<float>(static_cast<std::size_t>((m * k + k * n) * nb));
@@ -198,7 +224,8 @@ memlab::bench::registrar const reg{[] {
              "is one shape of a public set of user-like problems, timed against cuBLAS SGEMM (pedantic FP32) in the "
              "same run, with the model's next-best plans timed beside it.",
              "ratio_to_peer per shape class (the plots): where it falls below 0.85, and extra.pick_vs_best below 1, "
-             "which says the model chose a slower plan than one it ranked behind it.",
+             "which says the model chose a slower plan than one it ranked behind it. extra.deterministic: the pick "
+             "run twice gave the same bits.",
              ""};
   std::vector<std::pair<std::string, std::string>> const classes = {
       {"square", "squares"}, {"skinny", "m or n small against large"}, {"deep_k", "deep K, small m and n"},
