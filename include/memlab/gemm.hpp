@@ -9,6 +9,13 @@
 // in C does not propagate). Every variant computes in FP32 FFMA (no tensor cores, no TF32).
 // Invalid arguments throw memlab::error before any work is issued, leaving C untouched; so
 // does a named cp_async_* variant when the binary's GPU code predates sm_80 (no cp.async).
+//
+// The BLAS interface beside it (gemm_ex, gemm_strided_batched): transposes of A and B,
+// row- or column-major storage, strided batches, a stream, an optional caller workspace.
+// With no plan named, a dispatcher (gemm_select, a pure function of the shape and the
+// device's limits) picks the kernel, its tile and a split of K; split K reduces its partial
+// products in a fixed order in a second kernel, so the same inputs give the same bits on
+// every run (no floating-point atomics anywhere). docs/gemm-notes.md, "Every shape".
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -41,14 +48,98 @@ gemm_target gemm_current_target();
 /// image, or more shared memory than a block may have). No CUDA calls.
 std::string gemm_variant_unavailable(std::string const& variant, gemm_target const& target);
 
-/// The variant `gemm` runs for this shape on `target` when none is named: always one that
-/// target can run. No CUDA calls, so the choice for any GPU is testable without one.
+/// The best single ladder variant for this shape on `target` (always one that target can
+/// run): what the dispatcher runs where the binary has no cp.async tiles (below sm_80).
+/// With cp.async, `gemm` with no variant named runs gemm_select's plan instead.
+/// No CUDA calls, so the choice for any GPU is testable without one.
 std::string gemm_select_variant(std::int64_t m, std::int64_t n, std::int64_t k, gemm_target const& target);
 
-/// gemm_select_variant on gemm_current_target(): what `gemm` runs when no variant is named.
+/// gemm_select_variant on gemm_current_target().
 std::string gemm_default_variant(std::int64_t m, std::int64_t n, std::int64_t k);
 
 /// True when `variant` requires every row of A and B to start on a 16-byte boundary.
 bool gemm_variant_needs_alignment(std::string const& variant);
+
+// ---- the BLAS interface and the dispatcher ------------------------------------------------
+
+enum class gemm_op { n, t };                     ///< op(X) = X or X^T
+enum class gemm_order { row_major, col_major };  ///< storage of A, B and C alike
+
+/// C_i = alpha op(A_i) op(B_i) + beta C_i for i < batch, with X_i = X + i * stride_x.
+/// op(A) is m x k, op(B) is k x n, C is m x n; lda/ldb/ldc are the strides between rows
+/// (row_major) or columns (col_major) of the matrices as stored. beta = 0 never reads C.
+struct gemm_params {
+  gemm_order order = gemm_order::row_major;
+  gemm_op op_a = gemm_op::n, op_b = gemm_op::n;
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.f, beta = 0.f;
+  float const* a = nullptr;
+  std::int64_t lda = 0, stride_a = 0;
+  float const* b = nullptr;
+  std::int64_t ldb = 0, stride_b = 0;
+  float* c = nullptr;
+  std::int64_t ldc = 0, stride_c = 0;
+  std::int64_t batch = 1;
+  cudaStream_t stream = nullptr;
+  /// "" : the dispatcher's choice. Otherwise a plan name (gemm_plan::name(), e.g.
+  /// "tile_128x128/s4", "gemv_dot/s8", "gemv_stream_v4") or a ladder variant (gemm_variants()).
+  std::string plan;
+  /// Scratch for split-K partials and packed transposes; null: allocated on `stream`
+  /// (cudaMallocAsync) when the plan needs any. Must hold gemm_workspace_bytes().
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+/// Runs `p`. Invalid input (negative sizes, ld below the stored row or column, null
+/// pointers with a non-zero size, batch <= 0, overlapping batches of C, a plan this device
+/// or binary cannot run, misaligned data for a plan that forces 16-byte vectors) throws
+/// memlab::error with a one-line message before any work is issued, leaving C untouched.
+void gemm_ex(gemm_params const& p);
+
+/// BLAS-style strided batched GEMM (cublasSgemmStridedBatched's arguments, plus the order).
+void gemm_strided_batched(gemm_order order, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n,
+                          std::int64_t k, float alpha, float const* a, std::int64_t lda, std::int64_t stride_a,
+                          float const* b, std::int64_t ldb, std::int64_t stride_b, float beta, float* c,
+                          std::int64_t ldc, std::int64_t stride_c, std::int64_t batch, cudaStream_t stream = nullptr);
+
+/// What the dispatcher sees: the problem in row-major form (a column-major C = A B is the
+/// row-major C^T = B^T A^T, so order is folded in before this), and whether every pointer,
+/// leading dimension and batch stride keeps rows 16-byte aligned.
+struct gemm_shape {
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool trans_a = false, trans_b = false;
+  bool aligned = true;
+};
+
+/// One way to run a shape: a kernel, its split of K, and the model's time for it.
+struct gemm_plan {
+  /// tile_128x256 | tile_128x128 | tile_64x128 | tile_64x64 | tile_32x64: the cp.async
+  /// warp-tiled kernels (sm_80+); gemv_stream | gemv_dot: m or n <= 16, memory-bound
+  /// (gemv_*_v4: 16-byte vectors forced); or a ladder variant name (one kernel per batch).
+  std::string kernel;
+  int splits = 1;              ///< K split this many ways, partials reduced in a fixed order
+  double predicted_us = 0.0;   ///< the dispatcher's cost model (docs/gemm-notes.md)
+  std::string name() const;    ///< "tile_128x128/s4", or the kernel alone when splits == 1
+};
+
+/// Parses a plan name ("tile_64x64/s8", "gemv_dot", "cp_async_64x64"); throws on an unknown one.
+gemm_plan gemm_parse_plan(std::string const& name);
+
+/// Every plan the dispatcher considers for `shape` on `target` that the target can run,
+/// fastest first by the model; the first is gemm_select's. Pure: no CUDA calls.
+std::vector<gemm_plan> gemm_candidates(gemm_shape const& shape, gemm_target const& target);
+
+/// The dispatcher: the model's fastest plan for `shape` on `target` (always runnable there).
+gemm_plan gemm_select(gemm_shape const& shape, gemm_target const& target);
+
+/// Empty when `plan` can run `shape` on `target`; otherwise why not. Pure.
+std::string gemm_plan_unavailable(gemm_plan const& plan, gemm_shape const& shape, gemm_target const& target);
+
+/// Scratch bytes `plan` needs for `shape` (split-K partials, packed transposes). Pure.
+std::size_t gemm_workspace_bytes(gemm_shape const& shape, gemm_plan const& plan);
+
+/// The row-major shape gemm_ex hands the dispatcher for these parameters (pointers read
+/// for alignment only, never dereferenced).
+gemm_shape gemm_shape_of(gemm_params const& p);
 
 }  // namespace memlab

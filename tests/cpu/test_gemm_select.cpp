@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "memlab/error.hpp"
 #include "memlab/gemm.hpp"
 
 namespace {
@@ -74,6 +75,160 @@ TEST(GemmSelect, EveryChoiceIsAvailable) {
         auto const v = memlab::gemm_select_variant(m, 260, k, t);
         EXPECT_EQ(memlab::gemm_variant_unavailable(v, t), "") << v;
       }
+}
+
+// ---- the dispatcher (gemm_select / gemm_candidates): plans for any shape -------------------
+memlab::gemm_shape shape(long long m, long long n, long long k, long long batch = 1, bool ta = false, bool tb = false) {
+  memlab::gemm_shape s;
+  s.m = m, s.n = n, s.k = k, s.batch = batch, s.trans_a = ta, s.trans_b = tb;
+  return s;
+}
+
+TEST(GemmDispatch, PlanNamesRoundTrip) {
+  auto const p = memlab::gemm_parse_plan("tile_64x64/s8");
+  EXPECT_EQ(p.kernel, "tile_64x64");
+  EXPECT_EQ(p.splits, 8);
+  EXPECT_EQ(p.name(), "tile_64x64/s8");
+  EXPECT_EQ(memlab::gemm_parse_plan("gemv").name(), "gemv");
+  EXPECT_EQ(memlab::gemm_parse_plan("cp_async_64x64").splits, 1);
+  for (char const* bad : {"nope", "tile_64x64/s0", "tile_64x64/s", "tile_64x64/sx", "warp_tiled/s2", "gemv/s-1"})
+    EXPECT_THROW(memlab::gemm_parse_plan(bad), memlab::error) << bad;
+}
+
+TEST(GemmDispatch, LargeSquaresKeepTheBigTileWhole) {
+  for (auto const& t : {a100, h100}) {
+    for (long long n : {4096, 8192, 16384}) {
+      auto const p = memlab::gemm_select(shape(n, n, n), t);
+      EXPECT_EQ(p.name(), "tile_128x256") << n << " on " << t.sm_count << " SMs";
+    }
+  }
+}
+
+TEST(GemmDispatch, OnePastATileMultipleKeepsTheBigTile) {
+  // 4097^3: the ladder's launcher runs 32 x 16 whole tiles and the 1-wide strips apart.
+  EXPECT_EQ(memlab::gemm_select(shape(4097, 4097, 4097), h100).name(), "tile_128x256");
+}
+
+TEST(GemmDispatch, DeepKSmallOutputSplitsKToFillTheSms) {
+  // 256 x 256 x 65536: 2 to 16 output tiles for 132 SMs; each must not walk all of K.
+  auto const p = memlab::gemm_select(shape(256, 256, 65536), h100);
+  EXPECT_GE(p.splits, 8) << p.name();
+  auto const q = memlab::gemm_select(shape(128, 128, 131072), h100);
+  EXPECT_GE(q.splits, 16) << q.name();
+  // Shallow K never splits below the minimum chunk.
+  EXPECT_EQ(memlab::gemm_select(shape(256, 256, 256), h100).splits, 1);
+}
+
+TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
+  for (auto const& s : {shape(1, 4096, 4096), shape(4096, 1, 4096), shape(16, 11008, 4096), shape(8, 8, 131072),
+                        shape(4096, 16, 4096, 1, true, true)}) {
+    auto const p = memlab::gemm_select(s, h100);
+    EXPECT_EQ(p.kernel, "gemv") << s.m << "x" << s.n << "x" << s.k;
+  }
+  EXPECT_NE(memlab::gemm_select(shape(64, 4096, 4096), h100).kernel, "gemv");  // not eligible: m > 16
+  // One GEMV of 4096 x 4096 has 4 blocks of 1024 outputs: K is split to fill the GPU.
+  EXPECT_GT(memlab::gemm_select(shape(1, 4096, 4096), h100).splits, 1);
+}
+
+TEST(GemmDispatch, SplitCountsAreTheOnesTheChunksGive) {
+  // k = 11008 in chunks of 128: the chosen count must reproduce its own chunk.
+  for (auto const& s : {shape(1, 4096, 11008), shape(256, 256, 11008), shape(128, 128, 131072)})
+    for (auto const& c : memlab::gemm_candidates(s, h100)) {
+      if (c.splits == 1) continue;
+      int const granule = c.kernel == "gemv" ? 128 : 8;
+      int const chunk = ((static_cast<int>(s.k) + c.splits - 1) / c.splits + granule - 1) / granule * granule;
+      EXPECT_EQ((static_cast<int>(s.k) + chunk - 1) / chunk, c.splits) << c.name();
+    }
+  // A GEMV of 4096 outputs over k = 11008 splits K (the DRAM-bound kernel, not a tile).
+  EXPECT_EQ(memlab::gemm_select(shape(1, 4096, 11008), h100).kernel, "gemv");
+}
+
+TEST(GemmDispatch, PartialWaveIsAvoided) {
+  // 7 x 19 = 133 tiles of 128 x 256 on 132 SMs (one per SM): a second wave for one tile.
+  auto const p = memlab::gemm_select(shape(7 * 128, 19 * 256, 4096), h100);
+  EXPECT_NE(p.name(), "tile_128x256") << p.name();
+}
+
+TEST(GemmDispatch, WithoutCpAsyncTheLadderAndGemvRemain) {
+  EXPECT_EQ(memlab::gemm_select(shape(4096, 4096, 4096), t4).name(), "warp_tiled");
+  EXPECT_EQ(memlab::gemm_select(shape(1, 4096, 4096), t4).kernel, "gemv");
+  for (auto const& c : memlab::gemm_candidates(shape(300, 300, 300, 4, true), t4))
+    EXPECT_EQ(c.kernel.rfind("tile_", 0), std::string::npos) << c.name();
+}
+
+TEST(GemmDispatch, EveryCandidateRunsOnItsTargetAndTheFirstIsTheChoice) {
+  for (auto const& t : {t4, a100, rtx3090, l4, h100})
+    for (long long m : {1, 16, 130, 4096})
+      for (long long k : {0, 1, 16, 4097, 65536})
+        for (bool ta : {false, true}) {
+          auto const s = shape(m, 260, k, m == 130 ? 7 : 1, ta, !ta);
+          auto const c = memlab::gemm_candidates(s, t);
+          ASSERT_FALSE(c.empty());
+          EXPECT_EQ(c.front().name(), memlab::gemm_select(s, t).name());
+          for (std::size_t i = 0; i < c.size(); ++i) {
+            EXPECT_EQ(memlab::gemm_plan_unavailable(c[i], s, t), "") << c[i].name();
+            EXPECT_GE(c[i].splits, 1);
+            if (i > 0) EXPECT_LE(c[i - 1].predicted_us, c[i].predicted_us);
+          }
+        }
+}
+
+TEST(GemmDispatch, UnavailablePlansSayWhy) {
+  EXPECT_NE(memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("tile_64x64"), shape(64, 64, 64), t4)
+                .find("cp.async needs sm_80"),
+            std::string::npos);
+  EXPECT_NE(memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("gemv"), shape(64, 64, 64), h100).find("<= 16"),
+            std::string::npos);
+  auto unaligned = shape(4, 4096, 64);
+  unaligned.aligned = false;
+  EXPECT_NE(memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("gemv_v4"), unaligned, h100), "");
+  EXPECT_EQ(memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("gemv"), unaligned, h100), "");
+}
+
+TEST(GemmDispatch, WorkspaceHoldsPartialsAndPackedTransposes) {
+  EXPECT_EQ(memlab::gemm_workspace_bytes(shape(256, 256, 4096), memlab::gemm_parse_plan("tile_64x64")), 0u);
+  // 4 splits of a 256 x 256 output, 2 batches: 2 * 4 * 256 * 256 floats.
+  EXPECT_EQ(memlab::gemm_workspace_bytes(shape(256, 256, 4096, 2), memlab::gemm_parse_plan("tile_64x64/s4")),
+            2u * 4u * 256u * 256u * 4u);
+  // n = 10 rows of partials are padded to 12 floats (16-byte aligned rows); 256-byte rounding.
+  EXPECT_EQ(memlab::gemm_workspace_bytes(shape(3, 10, 4096), memlab::gemm_parse_plan("tile_32x64/s2")),
+            (2u * 3u * 12u * 4u + 255u) / 256u * 256u);
+  // op(A) = A^T packs A (m x k, k padded to 4) before the tiles.
+  EXPECT_EQ(memlab::gemm_workspace_bytes(shape(64, 64, 30, 1, true), memlab::gemm_parse_plan("tile_64x64")),
+            (64u * 32u * 4u + 255u) / 256u * 256u);
+  // A split that collapses (k = 100 in chunks of 8: s3 gives chunks of 40, 3 splits).
+  EXPECT_GT(memlab::gemm_workspace_bytes(shape(64, 64, 100), memlab::gemm_parse_plan("tile_64x64/s3")), 0u);
+  EXPECT_EQ(memlab::gemm_workspace_bytes(shape(64, 64, 8), memlab::gemm_parse_plan("tile_64x64/s3")), 0u);
+  // The skinny kernels pack nothing; their partials are s_count x x_count per split.
+  EXPECT_EQ(memlab::gemm_workspace_bytes(shape(4, 1000, 4096, 1, true, true), memlab::gemm_parse_plan("gemv/s4")),
+            (4u * 4u * 1000u * 4u + 255u) / 256u * 256u);
+}
+
+TEST(GemmDispatch, ShapeOfFoldsColumnMajorIntoRowMajor) {
+  memlab::gemm_params p;
+  p.order = memlab::gemm_order::col_major;
+  p.op_a = memlab::gemm_op::t;
+  p.m = 3, p.n = 5, p.k = 7, p.batch = 2;
+  p.lda = 8, p.ldb = 8, p.ldc = 4, p.stride_a = 64, p.stride_b = 64, p.stride_c = 24;
+  auto const s = memlab::gemm_shape_of(p);
+  EXPECT_EQ(s.m, 5);  // C^T = op(B)^T op(A)^T
+  EXPECT_EQ(s.n, 3);
+  EXPECT_EQ(s.k, 7);
+  EXPECT_FALSE(s.trans_a);  // op_b = N
+  EXPECT_TRUE(s.trans_b);   // op_a = T
+  EXPECT_TRUE(s.aligned);   // null pointers are 16-byte aligned; every ld and stride a multiple of 4
+  p.ldc = 5;
+  EXPECT_FALSE(memlab::gemm_shape_of(p).aligned);
+}
+
+TEST(GemmDispatch, TheModelIsAPureFunction) {
+  auto const s = shape(3000, 5000, 2000);
+  auto const a = memlab::gemm_candidates(s, h100), b = memlab::gemm_candidates(s, h100);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name(), b[i].name());
+    EXPECT_EQ(a[i].predicted_us, b[i].predicted_us);
+  }
 }
 
 }  // namespace

@@ -423,7 +423,89 @@ template <class Cfg, bool kFragDB = false>
 void const* kernel_any() {
   return reinterpret_cast<void const*>(cp_async_kernel<Cfg, true, kFragDB>);
 }
+/// The dispatcher's general launch: blockIdx.x the tile, blockIdx.y the split of K,
+/// blockIdx.z the batch. A split's block runs the same tile code on a K-range of A and B
+/// and writes its raw partial sums (alpha 1, beta 0) to its own slice of the workspace;
+/// splitk_reduce adds the slices in index order afterwards, so no two blocks ever write
+/// the same word and the result does not depend on which block finished first.
+template <class Cfg, bool kVec, bool kFragDB>
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
+    tiled_kernel(problem p, tiled_args args, int tiles_m, int tiles_n) {
+#ifdef MEMLAB_GEMM_NO_CP_ASYNC
+  __trap();
+#else
+  long long const z = blockIdx.z;
+  problem q = p;
+  q.a += z * args.stride_a;
+  q.b += z * args.stride_b;
+  if (args.splits > 1) {
+    int const s = static_cast<int>(blockIdx.y);
+    int const k0 = s * args.kchunk;
+    q.k = min(args.kchunk, p.k - k0);
+    q.a += k0;
+    q.b += static_cast<long long>(k0) * p.ldb;
+    q.c = args.ws + (z * args.splits + s) * static_cast<long long>(p.m) * args.ws_ld;
+    q.ldc = args.ws_ld;
+    q.alpha = 1.f;
+    q.beta = 0.f;
+  } else {
+    q.c += z * args.stride_c;
+  }
+  cp_async_tile<Cfg, kVec, kFragDB>(q, tiles_m, tiles_n, static_cast<int>(blockIdx.x));
+#endif
+}
+
+template <class Cfg, bool kFragDB>
+void launch_tiled_cfg(problem const& p, tiled_args const& args, cudaStream_t s) {
+  bool const vec = tiled_vector_ok(p, args);
+  auto kernel = vec ? tiled_kernel<Cfg, true, kFragDB> : tiled_kernel<Cfg, false, kFragDB>;
+  if (Cfg::smem_bytes > 48 * 1024)
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes));
+  int const tm = ceil_div(p.m, Cfg::bm), tn = ceil_div(p.n, Cfg::bn);
+  dim3 const grid(static_cast<unsigned>(tm) * tn, static_cast<unsigned>(args.splits > 1 ? args.splits : 1),
+                  static_cast<unsigned>(args.batch));
+  kernel<<<grid, Cfg::threads, Cfg::smem_bytes, s>>>(p, args, tm, tn);
+  MEMLAB_CHECK_LAUNCH();
+}
 }  // namespace
+
+bool tiled_vector_ok(problem const& p, tiled_args const& args) {
+  auto al = [](void const* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
+  bool const b_ok = p.ldb % 4 == 0 && al(p.b) && (args.batch <= 1 || args.stride_b % 4 == 0);
+  bool const c_ok = args.splits > 1 ? (args.ws_ld % 4 == 0 && al(args.ws))
+                                    : (p.ldc % 4 == 0 && al(p.c) && (args.batch <= 1 || args.stride_c % 4 == 0));
+  return b_ok && c_ok;
+}
+
+std::vector<tile_info> const& tile_table() {
+  // Efficiencies: the model's fraction of the FFMA peak with the SM full, from the H200
+  // ladder (docs/gemm-notes.md: 128x256_db 0.96 of cuBLAS at 86 % of peak; 128x128 w64
+  // ~0.85; 64x64 ~0.70); the two new tiles are guesses between, to be replaced by measurement.
+  static std::vector<tile_info> const t{
+      {tile_kind::t128x256, "tile_128x256", 128, 256, 8, cfg_128x256::threads, 1, cfg_128x256::smem_bytes, 0.80},
+      {tile_kind::t128x128, "tile_128x128", 128, 128, 8, cfg_128x128_w64::threads, 2, cfg_128x128_w64::smem_bytes, 0.72},
+      {tile_kind::t64x128, "tile_64x128", 64, 128, 8, cfg_64x128::threads, cfg_64x128::min_blocks, cfg_64x128::smem_bytes, 0.64},
+      {tile_kind::t64x64, "tile_64x64", 64, 64, 8, cfg_64x64::threads, cfg_64x64::min_blocks, cfg_64x64::smem_bytes, 0.58},
+      {tile_kind::t32x64, "tile_32x64", 32, 64, 8, cfg_32x64::threads, cfg_32x64::min_blocks, cfg_32x64::smem_bytes, 0.45},
+  };
+  return t;
+}
+
+tile_info const* find_tile(std::string const& name) {
+  for (auto const& t : tile_table())
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+void launch_tiled(tile_kind t, problem const& p, tiled_args const& args, cudaStream_t s) {
+  switch (t) {
+    case tile_kind::t128x256: return launch_tiled_cfg<cfg_128x256, true>(p, args, s);
+    case tile_kind::t128x128: return launch_tiled_cfg<cfg_128x128_w64, true>(p, args, s);
+    case tile_kind::t64x128: return launch_tiled_cfg<cfg_64x128, false>(p, args, s);
+    case tile_kind::t64x64: return launch_tiled_cfg<cfg_64x64, false>(p, args, s);
+    case tile_kind::t32x64: return launch_tiled_cfg<cfg_32x64, false>(p, args, s);
+  }
+}
 
 void launch_cp_async_128x128(problem const& p, cudaStream_t s) { launch_any<cfg_128x128>(p, s); }
 void launch_cp_async_128x128_w64x64(problem const& p, cudaStream_t s) { launch_any<cfg_128x128_w64>(p, s); }

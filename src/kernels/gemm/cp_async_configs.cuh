@@ -14,6 +14,9 @@ using cfg_64x64 = warp_tile_config<64, 64, 8, 32, 32, 4, 4>;              // 128
 using cfg_128x256_k16 = warp_tile_config<128, 256, 16, 64, 64, 3, 1>;     // 256 thr, 8x16, BK 16, 74 KB
 using cfg_128x256_k16_s4 = warp_tile_config<128, 256, 16, 64, 64, 4, 1>;  // 4 stages, 99 KB
 using cfg_256x128 = warp_tile_config<256, 128, 8, 64, 64, 3, 1>;          // 256 thr, 8x16 per lane, 37 KB
+// The dispatcher's small and skinny tiles (general path only: split K, batches).
+using cfg_64x128 = warp_tile_config<64, 128, 8, 32, 64, 4, 2>;  // 128 thr, 4x16 per lane, 25 KB
+using cfg_32x64 = warp_tile_config<32, 64, 8, 32, 32, 4, 6>;    // 64 thr, 4x8 per lane, 13 KB
 // The remainder strips (a few rows or columns, full k): small 32x32 tiles for many blocks
 // and BK = 32 so each block keeps 3 x 8 KB of copies in flight. The first version used the
 // 64x64x8 kernel: 65 blocks each walking k in steps of 8 took ~0.35 ms per strip, latency-bound.

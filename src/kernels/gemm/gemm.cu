@@ -157,7 +157,12 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, float con
   MEMLAB_EXPECTS(k == 0 || (a != nullptr && b != nullptr), "A or B is null");
   // 32x32 tiles are the smallest any variant uses; the 1D grid must hold them all.
   MEMLAB_EXPECTS(((m + 31) / 32) * ((n + 31) / 32) <= INT_MAX, "m x n too large for one launch");
-  if (v == nullptr) v = find_variant(gemm_default_variant(m, n, k));
+  if (v == nullptr) {  // the dispatcher (gemm_select): tile, split of K, or the skinny kernels
+    gemm_params q;
+    q.m = m, q.n = n, q.k = k, q.alpha = alpha, q.beta = beta;
+    q.a = a, q.lda = lda, q.b = b, q.ldb = ldb, q.c = c, q.ldc = ldc, q.stream = stream;
+    return gemm_ex(q);
+  }
   // A variant the binary's code or the device cannot run is refused before any launch:
   // below sm_80 the cp_async_* kernels hold synchronous copies (common.cuh), not cp.async.
   if (v->needs_arch > 0) require_arch(v->kernel(), v->needs_arch, "cp.async");

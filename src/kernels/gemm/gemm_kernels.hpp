@@ -96,6 +96,71 @@ cudaFuncAttributes attributes_cp_async_128x256_db(bool);
 cudaFuncAttributes attributes_cp_async_128x256_k16_db(bool);
 cudaFuncAttributes attributes_cp_async_128x128_w64x64_db(bool);
 
+// ---- the dispatcher's kernels (general.cu): split K, batches, skinny shapes ----------------
+/// The cp.async warp-tiled configurations the dispatcher chooses among.
+enum class tile_kind { t128x256, t128x128, t64x128, t64x64, t32x64 };
+struct tile_info {
+  tile_kind kind;
+  char const* name;  ///< plan kernel name, "tile_128x256"
+  int bm, bn, bk, threads;
+  int blocks_per_sm;  ///< residency the kernel is built for (__launch_bounds__ min blocks)
+  int smem_bytes;     ///< dynamic shared memory per block
+  double efficiency;  ///< model: fraction of the FFMA peak with the SM full (docs/gemm-notes.md)
+};
+std::vector<tile_info> const& tile_table();
+tile_info const* find_tile(std::string const& name);
+
+/// Split-K chunk (a multiple of `granule`) and the number of non-empty splits it gives.
+inline int split_chunk(int k, int splits, int granule) {
+  if (splits <= 1 || k <= 0) return k;
+  int c = (k + splits - 1) / splits;
+  return (c + granule - 1) / granule * granule;
+}
+inline int effective_splits(int k, int chunk) { return (k <= 0 || chunk <= 0) ? 1 : (k + chunk - 1) / chunk; }
+inline constexpr int gemv_k_granule = 128;
+
+/// Row-major A (m x k) B (k x n), batch i at offsets i * stride_*; splits > 1 writes the
+/// partials of split s to ws + (i * splits + s) * m * ws_ld (ld ws_ld) for splitk_reduce.
+struct tiled_args {
+  long long stride_a = 0, stride_b = 0, stride_c = 0;
+  int batch = 1, splits = 1, kchunk = 0;
+  float* ws = nullptr;
+  long long ws_ld = 0;
+};
+void launch_tiled(tile_kind t, problem const& p, tiled_args const& args, cudaStream_t s);
+/// True when the tile kernel may take its 16-byte B loads / C stores for this launch.
+bool tiled_vector_ok(problem const& p, tiled_args const& args);
+
+/// The skinny (GEMV-like) kernels: O(i, j) = alpha sum_kk S(i, kk) X(j, kk) + beta O(i, j)
+/// for i < s_count <= 16 and j < x_count, every operand through explicit strides, so one
+/// kernel serves every transpose: stream (X(j, kk) contiguous in j) or dot (contiguous in kk).
+struct skinny_args {
+  int s_count = 0, x_count = 0, k = 0, batch = 1;
+  float alpha = 1.f, beta = 0.f;
+  float const* s = nullptr;
+  long long s_vec = 0, s_k = 0, s_batch = 0;
+  float const* x = nullptr;
+  long long x_pos = 0, x_k = 0, x_batch = 0;
+  float* o = nullptr;
+  long long o_s = 0, o_x = 0, o_batch = 0;
+  int splits = 1, kchunk = 0;  ///< kchunk a multiple of gemv_k_granule when splits > 1
+  float* ws = nullptr;         ///< partials [batch][split][s_count][x_count]
+};
+/// True when X's 16-byte loads are possible for this launch (the _v4 forms need it).
+bool skinny_vector_ok(skinny_args const& a);
+void launch_skinny(skinny_args const& a, bool vec, cudaStream_t s);
+
+/// C(i, j) = alpha sum_s ws[(b * splits + s) * slice + i * ws_ld + j] + beta C(i, j), the
+/// splits summed in index order (deterministic), C(i, j) at c + b * stride_c + i * c_row + j * c_col.
+void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int splits, int rows, int cols, int batch,
+                          float alpha, float beta, float* c, long long c_row, long long c_col, long long stride_c,
+                          cudaStream_t s);
+
+/// dst(r, c) = src(c, r): src rows x cols... out_rows x out_cols of dst (ld_dst) from src
+/// (ld_src), batch i at src + i * stride_src, dst + i * stride_dst.
+void launch_pack_transpose(float const* src, long long ld_src, long long stride_src, int out_rows, int out_cols,
+                           float* dst, long long ld_dst, long long stride_dst, int batch, cudaStream_t s);
+
 // ---- seed 001 §1-2: TILE x TILE outputs per thread straight from global memory ----------
 /// C(n x n) = A * B for square row-major n x n; tile in {1, 2, 4, 8, 16, 32, 64}.
 void launch_seed_thread_tile(int tile, int n, float const* a, float const* b, float* c, cudaStream_t s);

@@ -1,0 +1,291 @@
+// The dispatcher's helper kernels: the skinny (GEMV-like) paths for m or n <= 16, the
+// fixed-order split-K reduction, and the transpose that packs op(A) = A^T / op(B) = B^T
+// into the row-major form the tiled kernels read. Plain CUDA (no cp.async): every
+// architecture runs them.
+//
+// Skinny shapes are memory-bound: C = A B with m <= 16 reads all of B (k x n) once for
+// 2 m FLOP per element, far below the ~15 FLOP/byte where FFMA would limit. So the
+// kernels only have to keep enough bytes in flight per SM (about 32 KB on an H100) and
+// read the big operand ("X") exactly once, coalesced; the small one ("S", at most 16
+// vectors of length k) is staged in shared memory and reused by every thread.
+#include <cstdint>
+
+#include "kernels/gemm/common.cuh"
+
+namespace memlab::detail::gemm {
+namespace {
+
+constexpr int kSkinnyThreads = 256;
+constexpr int kStreamKc = 64;  // k values of S staged per step (stream kernel)
+constexpr int kDotKc = 128;    // k values per step of the dot kernel: 32 lanes x 4
+constexpr int kDotRows = 4;    // X rows per warp in the dot kernel
+
+/// Where split `sp` of batch `z` writes: the output (no split) or its workspace slice.
+struct skinny_out {
+  float* base;
+  long long o_s, o_x;
+  float alpha, beta;
+  bool raw;  ///< partial sums (alpha 1, beta 0, C not read)
+};
+__device__ __forceinline__ skinny_out out_for(skinny_args const& a, long long z, int sp) {
+  if (a.splits > 1)
+    return {a.ws + (z * a.splits + sp) * static_cast<long long>(a.s_count) * a.x_count,
+            static_cast<long long>(a.x_count), 1LL, 1.f, 0.f, true};
+  return {a.o + z * a.o_batch, a.o_s, a.o_x, a.alpha, a.beta, false};
+}
+__device__ __forceinline__ void put(skinny_out const& o, int i, int j, float acc) {
+  float* p = o.base + i * o.o_s + j * o.o_x;
+  *p = (o.raw || o.beta == 0.f) ? o.alpha * acc : o.alpha * acc + o.beta * *p;
+}
+
+/// S(i, k0 .. k0 + KC) into shared memory (zero past s_count and k_end). Consecutive
+/// threads walk S's contiguous direction: k when s_k == 1, i otherwise (S = op(B)'s columns
+/// of a row-major B: the i of one k are adjacent). Rows padded by 4 floats: the i-major
+/// stores spread over banks, and rows stay 16-byte aligned for the float4 reads.
+template <int S, int KC>
+__device__ __forceinline__ void stage_s(skinny_args const& a, float const* sb, int k0, int k_end,
+                                        float (&ss)[S][KC + 4]) {
+  bool const i_major = a.s_k != 1;
+  for (int e = static_cast<int>(threadIdx.x); e < S * KC; e += kSkinnyThreads) {
+    int const i = i_major ? e % S : e / KC, t = i_major ? e / S : e % KC, kk = k0 + t;
+    ss[i][t] = (i < a.s_count && kk < k_end) ? sb[i * a.s_vec + static_cast<long long>(kk) * a.s_k] : 0.f;
+  }
+}
+
+/// X(j, kk) contiguous in j (x_pos == 1): each thread owns 4 outputs j of every S row and
+/// walks the split's K range; S(i, kk) comes from shared memory as a broadcast. VEC: the
+/// 4 j are one 16-byte load; otherwise lanes take j = t, t + 256, ... (still coalesced).
+template <int S, bool VEC>
+__global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_args a) {
+  __shared__ __align__(16) float ss[S][kStreamKc + 4];
+  long long const z = blockIdx.z;
+  int const sp = static_cast<int>(blockIdx.y);
+  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
+  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
+  float const* const xs = a.x + z * a.x_batch;
+  float const* const sb = a.s + z * a.s_batch;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const j_block = static_cast<int>(blockIdx.x) * kSkinnyThreads * 4;
+  int j[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) j[q] = VEC ? j_block + tid * 4 + q : j_block + tid + q * kSkinnyThreads;
+  float acc[S][4];
+#pragma unroll
+  for (int i = 0; i < S; ++i)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) acc[i][q] = 0.f;
+
+  for (int k0 = k_begin; k0 < k_end; k0 += kStreamKc) {
+    __syncthreads();  // the previous step's reads of ss are done
+    stage_s<S, kStreamKc>(a, sb, k0, k_end, ss);
+    __syncthreads();
+    int const steps = min(kStreamKc, k_end - k0);
+    // 4 k values per step: 4 loads of X in flight per thread (8 with the unroll), and S's
+    // 4 values of each row in one 16-byte shared load (1 LDS per 16 FFMA).
+    // A fixed trip count (the tail chunk's extra steps load nothing: k_ok is false there).
+#pragma unroll 2
+    for (int t = 0; t < kStreamKc; t += 4) {
+      float x[4][4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        bool const k_ok = t + u < steps;
+        float const* const row = xs + static_cast<long long>(k0 + t + u) * a.x_k;
+        if (VEC) {
+          // x_count % 4 == 0 on this path: all four or none. Out of range, the load reads
+          // X's first element (always valid here) and the select drops it: no branch.
+          bool const ok = k_ok && j[0] < a.x_count;
+          float4 const v = __ldg(reinterpret_cast<float4 const*>(ok ? row + j[0] : xs));
+          x[u][0] = ok ? v.x : 0.f, x[u][1] = ok ? v.y : 0.f, x[u][2] = ok ? v.z : 0.f, x[u][3] = ok ? v.w : 0.f;
+        } else {
+#pragma unroll
+          for (int q = 0; q < 4; ++q) x[u][q] = (k_ok && j[q] < a.x_count) ? __ldg(row + j[q]) : 0.f;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < S; ++i) {
+        float4 const sv = *reinterpret_cast<float4 const*>(&ss[i][t]);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          acc[i][q] = fmaf(sv.x, x[0][q], acc[i][q]);
+          acc[i][q] = fmaf(sv.y, x[1][q], acc[i][q]);
+          acc[i][q] = fmaf(sv.z, x[2][q], acc[i][q]);
+          acc[i][q] = fmaf(sv.w, x[3][q], acc[i][q]);
+        }
+      }
+    }
+  }
+  skinny_out const o = out_for(a, z, sp);
+#pragma unroll
+  for (int i = 0; i < S; ++i)
+    if (i < a.s_count)
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (j[q] < a.x_count) put(o, i, j[q], acc[i][q]);
+}
+
+/// X(j, kk) contiguous in kk (x_k == 1): each warp owns kDotRows rows j; a lane reads 4
+/// consecutive kk of each (one 16-byte load when VEC), multiplies them with S's 4 values
+/// from shared memory, and the warp sums its lanes with a fixed butterfly at the end.
+template <int S, bool VEC>
+__global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args a) {
+  __shared__ __align__(16) float ss[S][kDotKc + 4];
+  long long const z = blockIdx.z;
+  int const sp = static_cast<int>(blockIdx.y);
+  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
+  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
+  float const* const xs = a.x + z * a.x_batch;
+  float const* const sb = a.s + z * a.s_batch;
+  int const tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  int const j0 = (static_cast<int>(blockIdx.x) * (kSkinnyThreads / 32) + warp) * kDotRows;
+  float acc[kDotRows][S];
+#pragma unroll
+  for (int r = 0; r < kDotRows; ++r)
+#pragma unroll
+    for (int i = 0; i < S; ++i) acc[r][i] = 0.f;
+
+  for (int k0 = k_begin; k0 < k_end; k0 += kDotKc) {
+    // X first: its DRAM latency overlaps the staging of S and the two barriers.
+    int const kk = k0 + lane * 4;  // this lane's 4 k values
+    float x[kDotRows][4];
+#pragma unroll
+    for (int r = 0; r < kDotRows; ++r) {
+      int const j = j0 + r;
+      float const* const row = xs + static_cast<long long>(j) * a.x_pos;
+      if (VEC && j < a.x_count && kk + 3 < k_end) {
+        float4 const v = __ldg(reinterpret_cast<float4 const*>(row + kk));
+        x[r][0] = v.x, x[r][1] = v.y, x[r][2] = v.z, x[r][3] = v.w;
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x[r][q] = (j < a.x_count && kk + q < k_end) ? __ldg(row + kk + q) : 0.f;
+      }
+    }
+    __syncthreads();
+    stage_s<S, kDotKc>(a, sb, k0, k_end, ss);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < S; ++i) {
+      float4 const sv = *reinterpret_cast<float4 const*>(&ss[i][lane * 4]);
+#pragma unroll
+      for (int r = 0; r < kDotRows; ++r) {
+        acc[r][i] = fmaf(sv.x, x[r][0], acc[r][i]);
+        acc[r][i] = fmaf(sv.y, x[r][1], acc[r][i]);
+        acc[r][i] = fmaf(sv.z, x[r][2], acc[r][i]);
+        acc[r][i] = fmaf(sv.w, x[r][3], acc[r][i]);
+      }
+    }
+  }
+  // Butterfly: every lane ends with the same sums, added in the same order on every run.
+#pragma unroll
+  for (int r = 0; r < kDotRows; ++r)
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) acc[r][i] += __shfl_xor_sync(0xffffffffu, acc[r][i], off);
+  skinny_out const o = out_for(a, z, sp);
+#pragma unroll
+  for (int r = 0; r < kDotRows; ++r)
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+      if (lane == (r * S + i) % 32 && i < a.s_count && j0 + r < a.x_count) put(o, i, j0 + r, acc[r][i]);
+}
+
+__global__ void splitk_reduce_kernel(float const* __restrict__ ws, long long slice, long long ws_ld, int splits,
+                                     int rows, int cols, float alpha, float beta, float* c, long long c_row,
+                                     long long c_col, long long stride_c) {
+  long long const z = blockIdx.y;
+  long long const total = static_cast<long long>(rows) * cols;
+  float const* const base = ws + z * splits * slice;
+  float* const cz = c + z * stride_c;
+  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<long long>(gridDim.x) * blockDim.x) {
+    long long const r = e / cols, col = e % cols;
+    float const* p = base + r * ws_ld + col;
+    float acc = 0.f;
+    for (int s = 0; s < splits; ++s) acc += __ldg(p + s * slice);  // index order: deterministic
+    float* const out = cz + r * c_row + col * c_col;
+    *out = beta == 0.f ? alpha * acc : alpha * acc + beta * *out;
+  }
+}
+
+/// 32 x 32 tiles through shared memory (padded against bank conflicts), both sides coalesced.
+__global__ void pack_transpose_kernel(float const* __restrict__ src, long long ld_src, long long stride_src,
+                                      int out_rows, int out_cols, float* __restrict__ dst, long long ld_dst,
+                                      long long stride_dst) {
+  __shared__ float tile[32][33];
+  long long const z = blockIdx.z;
+  int const r0 = static_cast<int>(blockIdx.y) * 32, c0 = static_cast<int>(blockIdx.x) * 32;
+  int const tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  float const* const s = src + z * stride_src;
+  float* const d = dst + z * stride_dst;
+  // dst(r, c) = src(c, r): read src rows c0.., columns r0.. (contiguous in r).
+  for (int i = ty; i < 32; i += 8) {
+    int const c = c0 + i, r = r0 + tx;
+    if (c < out_cols && r < out_rows) tile[i][tx] = s[static_cast<long long>(c) * ld_src + r];
+  }
+  __syncthreads();
+  for (int i = ty; i < 32; i += 8) {
+    int const r = r0 + i, c = c0 + tx;
+    if (r < out_rows && c < out_cols) d[static_cast<long long>(r) * ld_dst + c] = tile[tx][i];
+  }
+}
+
+template <int S>
+void launch_skinny_s(skinny_args const& a, bool vec, cudaStream_t st) {
+  unsigned const ys = static_cast<unsigned>(a.splits > 1 ? a.splits : 1);
+  unsigned const zs = static_cast<unsigned>(a.batch);
+  if (a.x_pos == 1) {
+    unsigned const xs = static_cast<unsigned>(ceil_div(a.x_count, kSkinnyThreads * 4));
+    if (vec)
+      skinny_stream_kernel<S, true><<<dim3(xs, ys, zs), kSkinnyThreads, 0, st>>>(a);
+    else
+      skinny_stream_kernel<S, false><<<dim3(xs, ys, zs), kSkinnyThreads, 0, st>>>(a);
+  } else {
+    unsigned const xs = static_cast<unsigned>(ceil_div(a.x_count, (kSkinnyThreads / 32) * kDotRows));
+    if (vec)
+      skinny_dot_kernel<S, true><<<dim3(xs, ys, zs), kSkinnyThreads, 0, st>>>(a);
+    else
+      skinny_dot_kernel<S, false><<<dim3(xs, ys, zs), kSkinnyThreads, 0, st>>>(a);
+  }
+  MEMLAB_CHECK_LAUNCH();
+}
+}  // namespace
+
+bool skinny_vector_ok(skinny_args const& a) {
+  auto al = [](void const* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
+  if (!al(a.x) || (a.batch > 1 && a.x_batch % 4 != 0)) return false;
+  if (a.x_pos == 1) return a.x_count % 4 == 0 && a.x_k % 4 == 0;  // every row of X a whole number of float4
+  return a.x_k == 1 && a.x_pos % 4 == 0 && (a.splits <= 1 || a.kchunk % 4 == 0);
+}
+
+void launch_skinny(skinny_args const& a, bool vec, cudaStream_t st) {
+  if (a.s_count <= 1) return launch_skinny_s<1>(a, vec, st);
+  if (a.s_count <= 2) return launch_skinny_s<2>(a, vec, st);
+  if (a.s_count <= 4) return launch_skinny_s<4>(a, vec, st);
+  if (a.s_count <= 8) return launch_skinny_s<8>(a, vec, st);
+  return launch_skinny_s<16>(a, vec, st);
+}
+
+void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int splits, int rows, int cols, int batch,
+                          float alpha, float beta, float* c, long long c_row, long long c_col, long long stride_c,
+                          cudaStream_t st) {
+  long long const total = static_cast<long long>(rows) * cols;
+  long long const want = (total + 255) / 256;
+  unsigned const blocks = static_cast<unsigned>(want < 4096 ? (want > 0 ? want : 1) : 4096);
+  splitk_reduce_kernel<<<dim3(blocks, static_cast<unsigned>(batch)), 256, 0, st>>>(ws, slice, ws_ld, splits, rows, cols,
+                                                                                 alpha, beta, c, c_row, c_col, stride_c);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+void launch_pack_transpose(float const* src, long long ld_src, long long stride_src, int out_rows, int out_cols,
+                           float* dst, long long ld_dst, long long stride_dst, int batch, cudaStream_t st) {
+  for (int z0 = 0; z0 < batch; z0 += 65535) {  // gridDim.z holds at most 65535 entries
+    int const nz = batch - z0 < 65535 ? batch - z0 : 65535;
+    dim3 const grid(static_cast<unsigned>(ceil_div(out_cols, 32)), static_cast<unsigned>(ceil_div(out_rows, 32)),
+                    static_cast<unsigned>(nz));
+    pack_transpose_kernel<<<grid, dim3(32, 8), 0, st>>>(src + z0 * stride_src, ld_src, stride_src, out_rows, out_cols,
+                                                       dst + z0 * stride_dst, ld_dst, stride_dst);
+    MEMLAB_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace memlab::detail::gemm
