@@ -278,6 +278,7 @@ void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int
 
 void launch_pack_transpose(float const* src, long long ld_src, long long stride_src, int out_rows, int out_cols,
                            float* dst, long long ld_dst, long long stride_dst, int batch, cudaStream_t st) {
+  if (out_rows <= 0 || out_cols <= 0) return;  // k = 0: nothing to pack (and a grid of 0 is invalid)
   for (int z0 = 0; z0 < batch; z0 += 65535) {  // gridDim.z holds at most 65535 entries
     int const nz = batch - z0 < 65535 ? batch - z0 : 65535;
     dim3 const grid(static_cast<unsigned>(ceil_div(out_cols, 32)), static_cast<unsigned>(ceil_div(out_rows, 32)),
