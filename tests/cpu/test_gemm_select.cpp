@@ -120,10 +120,14 @@ TEST(GemmDispatch, DeepKSmallOutputSplitsKToFillTheSms) {
 }
 
 TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
-  for (auto const& s : {shape(1, 4096, 4096), shape(4096, 1, 4096), shape(16, 11008, 4096), shape(8, 8, 131072),
-                        shape(4096, 16, 4096, 1, true, true)}) {
+  for (auto const& s : {shape(1, 4096, 4096), shape(4096, 1, 4096), shape(1, 4096, 11008)}) {
     auto const p = memlab::gemm_select(s, h100);
     EXPECT_EQ(p.kernel, "gemv") << s.m << "x" << s.n << "x" << s.k;
+  }
+  // A small side of 16: a split tile_32x64 beat the skinny kernels on the H200 (1.4-2.6x),
+  // so they are not offered there when the image has the cp.async tiles.
+  for (auto const& s : {shape(16, 11008, 4096), shape(4096, 16, 4096, 1, true, true), shape(16, 16, 131072)}) {
+    for (auto const& c : memlab::gemm_candidates(s, h100)) EXPECT_NE(c.kernel, "gemv") << c.name();
   }
   EXPECT_NE(memlab::gemm_select(shape(64, 4096, 4096), h100).kernel, "gemv");  // not eligible: m > 16
   // One GEMV of 4096 x 4096 has 4 blocks of 1024 outputs: K is split to fill the GPU.
