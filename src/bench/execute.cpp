@@ -155,15 +155,9 @@ class progress_printer {
 
 bool counts_as_failed(row const& r) { return r.error || (!r.skipped && r.check.status == verdict::failed); }
 
-}  // namespace
-
-execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> const* stop, std::string* lost_reason) {
-  auto& reg = registry::instance();
-  device_info const dev = query_device(plan.device);
-  MEMLAB_CUDA_CHECK(cudaSetDevice(plan.device));
-  // Before any host buffer or thread exists: what they touch lands on the GPU's node.
-  nlohmann::json const affinity = bind_near_device(pci_bus_id(dev));
-  run_context ctx(dev, plan.timing, plan.quick, plan.seed);
+/// What the run's first event says of the context: the image, NVML, the host affinity and,
+/// for the first slice, the launch floor and the persistence check.
+nlohmann::json context_info(run_plan const& plan, run_context& ctx, nlohmann::json const& affinity) {
   nlohmann::json info = {{"image", to_json(running_image())}, {"nvml", ctx.gpu().status()}, {"host_affinity", affinity}};
   if (plan.first_slice) {
     if (!plan.timing.profile) {  // what a launch costs by itself, timed like the rows
@@ -172,52 +166,76 @@ execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> co
     }
     if (plan.persistence_check) info["persistence_check"] = ctx.persistence_check(std::cerr);
   }
-  sink.started(info);
+  return info;
+}
+
+/// Runs one point's body: a skip or an exception becomes the row's reason; `lost` is set when
+/// the exception left the context unusable.
+row run_point(run_context& ctx, experiment const& exp, std::string const& id,
+              std::map<std::string, param_value> const& point, std::string* lost_reason, bool& lost) {
+  state st(ctx, exp, point);
+  try {
+    exp.body(st);
+  } catch (skip_exception const& s) {
+    st.result().skipped = s.reason;
+  } catch (std::exception const& e) {
+    st.result().error = e.what();
+    std::fprintf(stderr, "%smemlab: error in %s %s: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "", id.c_str(),
+                 point_label(point).c_str(), e.what());
+    lost = context_broken(lost_reason);
+  }
+  return st.finish();
+}
+
+/// Runs every point of experiment `id` and ends it: completed, or interrupted (a stop was
+/// asked: the experiment is `aborted`), or context_lost (it ends with status `error`).
+execute_result run_experiment(std::string const& id, run_plan const& plan, run_context& ctx, run_sink& sink,
+                              progress_printer& progress, std::atomic<int> const* stop, std::string* lost_reason) {
+  experiment const* exp = registry::instance().find(id);
+  if (!exp) throw error("the plan names an unknown experiment '" + id + "'");
+  auto const points = expand_points(*exp, plan.quick, plan.overrides);
+  sink.begin_experiment(id, static_cast<int>(points.size()));
+  progress.begin_experiment(*exp, static_cast<int>(points.size()));
+  int failed_here = 0;
+  std::string status;
+  for (auto const& point : points) {
+    if (stop && stop->load() != 0) {
+      status = "aborted";
+      break;
+    }
+    sink.begin_point(id, point_label(point));
+    bool lost = false;
+    row const r = run_point(ctx, *exp, id, point, lost_reason, lost);
+    failed_here += counts_as_failed(r) ? 1 : 0;
+    sink.add_row(r);
+    progress.point(*exp, point);
+    if (lost) {
+      status = "error";
+      break;
+    }
+  }
+  if (status.empty()) status = failed_here ? "failed" : "completed";
+  progress.end_experiment(*exp, status, failed_here);
+  sink.end_experiment(id, status, ctx.ceiling_gbps, ctx.fp32_peak_tflops);
+  if (status == "error") return execute_result::context_lost;
+  return status == "aborted" ? execute_result::interrupted : execute_result::completed;
+}
+
+}  // namespace
+
+execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> const* stop, std::string* lost_reason) {
+  device_info const dev = query_device(plan.device);
+  MEMLAB_CUDA_CHECK(cudaSetDevice(plan.device));
+  // Before any host buffer or thread exists: what they touch lands on the GPU's node.
+  nlohmann::json const affinity = bind_near_device(pci_bus_id(dev));
+  run_context ctx(dev, plan.timing, plan.quick, plan.seed);
+  sink.started(context_info(plan, ctx, affinity));
   ctx.ceiling_gbps = plan.ceiling_gbps;
   ctx.fp32_peak_tflops = plan.fp32_peak_tflops;
   progress_printer progress(plan);
-  auto stopping = [&] { return stop && stop->load() != 0; };
-
   for (std::string const& id : plan.experiments) {
-    experiment const* exp = reg.find(id);
-    if (!exp) throw error("the plan names an unknown experiment '" + id + "'");
-    auto const points = expand_points(*exp, plan.quick, plan.overrides);
-    sink.begin_experiment(id, static_cast<int>(points.size()));
-    progress.begin_experiment(*exp, static_cast<int>(points.size()));
-    int failed_here = 0;
-    std::string status;
-    for (auto const& point : points) {
-      if (stopping()) {
-        status = "aborted";
-        break;
-      }
-      sink.begin_point(id, point_label(point));
-      state st(ctx, *exp, point);
-      bool lost = false;
-      try {
-        exp->body(st);
-      } catch (skip_exception const& s) {
-        st.result().skipped = s.reason;
-      } catch (std::exception const& e) {
-        st.result().error = e.what();
-        std::fprintf(stderr, "%smemlab: error in %s %s: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "", id.c_str(),
-                     point_label(point).c_str(), e.what());
-        lost = context_broken(lost_reason);
-      }
-      row const r = st.finish();
-      failed_here += counts_as_failed(r) ? 1 : 0;
-      sink.add_row(r);
-      progress.point(*exp, point);
-      if (lost) {
-        progress.end_experiment(*exp, "error", failed_here);
-        sink.end_experiment(id, "error", ctx.ceiling_gbps, ctx.fp32_peak_tflops);
-        return execute_result::context_lost;
-      }
-    }
-    if (status.empty()) status = failed_here ? "failed" : "completed";
-    progress.end_experiment(*exp, status, failed_here);
-    sink.end_experiment(id, status, ctx.ceiling_gbps, ctx.fp32_peak_tflops);
-    if (status == "aborted") return execute_result::interrupted;
+    execute_result const r = run_experiment(id, plan, ctx, sink, progress, stop, lost_reason);
+    if (r != execute_result::completed) return r;
   }
   return execute_result::completed;
 }

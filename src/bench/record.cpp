@@ -128,9 +128,7 @@ nlohmann::json value_json(param_value const& v) {
   return std::get<std::string>(v);
 }
 
-}  // namespace
-
-nlohmann::json declaration_json(experiment const& e) {
+nlohmann::json axes_json(experiment const& e) {
   using nlohmann::json;
   json axes = json::array();
   for (auto const& a : e.axes) {
@@ -143,12 +141,11 @@ nlohmann::json declaration_json(experiment const& e) {
                     {"log_scale", a.log_scale},
                     {"values", values}});
   }
-  json metrics = json::array();
-  for (auto const& m : e.metrics) metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"description", m.description}});
-  auto const& h = e.headline;
-  json headline = {{"question", h.question},     {"where", filter_json(h.where)}, {"best_by", h.best_by},
-                   {"higher_is_better", h.higher_is_better}, {"compare", h.compare},
-                   {"baseline", filter_json(h.baseline)}};
+  return axes;
+}
+
+nlohmann::json seed_figures_json(experiment const& e) {
+  using nlohmann::json;
   json seeds = json::array();
   for (auto const& f : e.seed_figures) {
     json at = json::object();
@@ -156,6 +153,11 @@ nlohmann::json declaration_json(experiment const& e) {
     seeds.push_back({{"label", f.label}, {"value", f.value}, {"unit", f.unit}, {"gpu", f.gpu}, {"section", f.section},
                      {"at", at}});
   }
+  return seeds;
+}
+
+nlohmann::json plots_json(experiment const& e) {
+  using nlohmann::json;
   json plots = json::array();
   for (auto const& p : e.plots) {
     json refs = json::array();
@@ -164,42 +166,62 @@ nlohmann::json declaration_json(experiment const& e) {
                      {"log_y", p.log_y}, {"series", p.series}, {"panels", p.panels}, {"where", filter_json(p.where)},
                      {"refs", refs}, {"model", p.model}});
   }
+  return plots;
+}
+
+/// A summary table's cell: another experiment's row, a device property, or a sourced value.
+nlohmann::json table_cell_json(table_cell const& c) {
+  using nlohmann::json;
+  json j = json::object();
+  if (!c.experiment.empty())
+    j = {{"experiment", c.experiment}, {"where", filter_json(c.where)}, {"metric", c.metric}, {"pick", c.pick}};
+  else if (!c.device.empty())
+    j = {{"device", c.device}};
+  else if (c.value)
+    j = {{"value", *c.value}, {"source", c.source}};
+  return j;
+}
+
+nlohmann::json tables_json(experiment const& e) {
+  using nlohmann::json;
+  json tables = json::array();
+  for (auto const& t : e.tables) {
+    json columns = json::array(), rows = json::array();
+    for (auto const& [label, unit] : t.columns) columns.push_back({{"label", label}, {"unit", unit}});
+    for (auto const& [label, cells] : t.rows) {
+      json cs = json::array();
+      for (auto const& c : cells) cs.push_back(table_cell_json(c));
+      rows.push_back({{"label", label}, {"cells", cs}});
+    }
+    tables.push_back({{"title", t.title}, {"columns", columns}, {"rows", rows}, {"note", t.note}});
+  }
+  return tables;
+}
+
+}  // namespace
+
+nlohmann::json declaration_json(experiment const& e) {
+  using nlohmann::json;
+  json metrics = json::array();
+  for (auto const& m : e.metrics) metrics.push_back({{"name", m.name}, {"unit", m.unit}, {"description", m.description}});
+  auto const& h = e.headline;
+  json headline = {{"question", h.question},     {"where", filter_json(h.where)}, {"best_by", h.best_by},
+                   {"higher_is_better", h.higher_is_better}, {"compare", h.compare},
+                   {"baseline", filter_json(h.baseline)}};
   json out = {{"id", e.id},
           {"description", e.description},
           {"seed_ref", e.seed_ref},
-          {"axes", axes},
+          {"axes", axes_json(e)},
           {"metrics", metrics},
           {"headline", headline},
-          {"seed_figures", seeds},
+          {"seed_figures", seed_figures_json(e)},
           {"prose", {{"shows", e.prose.shows}, {"look_for", e.prose.look_for}, {"seed", e.prose.seed}}},
-          {"plots", plots},
+          {"plots", plots_json(e)},
           {"ceiling", e.ceiling == ceiling_relation::none    ? "none"
                       : e.ceiling == ceiling_relation::ratio ? "ratio"
                                                              : "peer"}};
   // Only when declared: the other experiments' declarations stay as they were.
-  if (!e.tables.empty()) {
-    json tables = json::array();
-    for (auto const& t : e.tables) {
-      json columns = json::array(), rows = json::array();
-      for (auto const& [label, unit] : t.columns) columns.push_back({{"label", label}, {"unit", unit}});
-      for (auto const& [label, cells] : t.rows) {
-        json cs = json::array();
-        for (auto const& c : cells) {
-          json j = json::object();
-          if (!c.experiment.empty())
-            j = {{"experiment", c.experiment}, {"where", filter_json(c.where)}, {"metric", c.metric}, {"pick", c.pick}};
-          else if (!c.device.empty())
-            j = {{"device", c.device}};
-          else if (c.value)
-            j = {{"value", *c.value}, {"source", c.source}};
-          cs.push_back(j);
-        }
-        rows.push_back({{"label", label}, {"cells", cs}});
-      }
-      tables.push_back({{"title", t.title}, {"columns", columns}, {"rows", rows}, {"note", t.note}});
-    }
-    out["tables"] = tables;
-  }
+  if (!e.tables.empty()) out["tables"] = tables_json(e);
   return out;
 }
 

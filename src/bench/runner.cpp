@@ -86,6 +86,60 @@ void check_bounds(axis const& ax, std::int64_t v, std::string const& token) {
   }
 }
 
+/// One item of an integer axis: a value, lo:hi[:step], or 2^lo:2^hi (doubling); appended to `out`.
+void parse_integer_item(axis const& ax, std::string const& item, std::vector<param_value>& out) {
+  auto const parts = split(item, ':');
+  if (parts.size() == 1) {
+    auto v = parse_int(item, ax);
+    check_bounds(ax, v, item);
+    out.emplace_back(v);
+    return;
+  }
+  if (parts.size() != 2 && parts.size() != 3) throw usage_error("bad range '" + item + "' for axis '" + ax.name + "'");
+  bool const pow2 = parts[0].rfind("2^", 0) == 0;
+  auto lo = parse_int(parts[0], ax), hi = parse_int(parts[1], ax);
+  std::int64_t step = parts.size() == 3 ? parse_int(parts[2], ax) : 1;
+  if (step <= 0 || hi < lo) throw usage_error("bad range '" + item + "' for axis '" + ax.name + "'");
+  if (pow2) {
+    for (auto v = lo; v <= hi; v *= 2) {
+      check_bounds(ax, v, std::to_string(v));
+      out.emplace_back(v);
+    }
+    return;
+  }
+  if ((hi - lo) / step > 100000) throw usage_error("range '" + item + "' has too many values");
+  for (auto v = lo; v <= hi; v += step) {
+    check_bounds(ax, v, std::to_string(v));
+    out.emplace_back(v);
+  }
+}
+
+double parse_floating_item(axis const& ax, std::string const& item) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(item, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != item.size() || !std::isfinite(v))
+    throw usage_error("bad value '" + item + "' for axis '" + ax.name + "'");
+  return v;
+}
+
+/// A string axis takes only the values it declares.
+std::string parse_string_item(axis const& ax, std::string const& item) {
+  bool known = false;
+  for (auto const& v : ax.values)
+    if (std::get<std::string>(v) == item) known = true;
+  if (!known) {
+    std::string choices;
+    for (auto const& v : ax.values) choices += (choices.empty() ? "" : ", ") + std::get<std::string>(v);
+    throw usage_error("unknown value '" + item + "' for axis '" + ax.name + "' (one of: " + choices + ")");
+  }
+  return item;
+}
+
 }  // namespace
 
 std::vector<param_value> parse_axis_values(axis const& ax, std::string const& text) {
@@ -93,59 +147,9 @@ std::vector<param_value> parse_axis_values(axis const& ax, std::string const& te
   for (std::string const& item : split(text, ',')) {
     if (item.empty()) throw usage_error("empty value in '" + text + "' for axis '" + ax.name + "'");
     switch (ax.kind) {
-      case axis_kind::integer: {
-        auto const parts = split(item, ':');
-        if (parts.size() == 1) {
-          auto v = parse_int(item, ax);
-          check_bounds(ax, v, item);
-          out.emplace_back(v);
-        } else if (parts.size() == 2 || parts.size() == 3) {
-          bool const pow2 = parts[0].rfind("2^", 0) == 0;
-          auto lo = parse_int(parts[0], ax), hi = parse_int(parts[1], ax);
-          std::int64_t step = parts.size() == 3 ? parse_int(parts[2], ax) : 1;
-          if (step <= 0 || hi < lo) throw usage_error("bad range '" + item + "' for axis '" + ax.name + "'");
-          if (pow2) {
-            for (auto v = lo; v <= hi; v *= 2) {
-              check_bounds(ax, v, std::to_string(v));
-              out.emplace_back(v);
-            }
-          } else {
-            if ((hi - lo) / step > 100000) throw usage_error("range '" + item + "' has too many values");
-            for (auto v = lo; v <= hi; v += step) {
-              check_bounds(ax, v, std::to_string(v));
-              out.emplace_back(v);
-            }
-          }
-        } else {
-          throw usage_error("bad range '" + item + "' for axis '" + ax.name + "'");
-        }
-        break;
-      }
-      case axis_kind::floating: {
-        std::size_t used = 0;
-        double v = 0;
-        try {
-          v = std::stod(item, &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (used == 0 || used != item.size() || !std::isfinite(v))
-          throw usage_error("bad value '" + item + "' for axis '" + ax.name + "'");
-        out.emplace_back(v);
-        break;
-      }
-      case axis_kind::string: {
-        bool known = false;
-        for (auto const& v : ax.values)
-          if (std::get<std::string>(v) == item) known = true;
-        if (!known) {
-          std::string choices;
-          for (auto const& v : ax.values) choices += (choices.empty() ? "" : ", ") + std::get<std::string>(v);
-          throw usage_error("unknown value '" + item + "' for axis '" + ax.name + "' (one of: " + choices + ")");
-        }
-        out.emplace_back(item);
-        break;
-      }
+      case axis_kind::integer: parse_integer_item(ax, item, out); break;
+      case axis_kind::floating: out.emplace_back(parse_floating_item(ax, item)); break;
+      case axis_kind::string: out.emplace_back(parse_string_item(ax, item)); break;
     }
   }
   return out;
@@ -495,23 +499,24 @@ nlohmann::json build_json() {
   return {{"cuda_architectures", MEMLAB_CUDA_ARCHITECTURES}, {"cuda_compiler", MEMLAB_CUDA_COMPILER}};
 }
 
-}  // namespace
-
-run_summary run(run_options const& opt, run_record& record) {
-  auto& reg = registry::instance();
-  std::vector<experiment const*> selected = reg.select(opt.selection);
-  // Every bandwidth row is compared with the ceiling measured in the same run.
+/// Every bandwidth row is compared with the ceiling measured in the same run: the ceilings
+/// experiments go first when a selected experiment declares a ceiling relation.
+std::vector<experiment const*> with_ceilings(std::vector<experiment const*> selected) {
   bool needs_ceiling = false;
   for (auto const* e : selected) needs_ceiling = needs_ceiling || e->ceiling != ceiling_relation::none;
   if (needs_ceiling) {
     std::vector<experiment const*> ceilings;
-    for (auto const& e : reg.all())
+    for (auto const& e : registry::instance().all())
       if (e.family() == "ceilings" && std::find(selected.begin(), selected.end(), &e) == selected.end())
         ceilings.push_back(&e);
     selected.insert(selected.begin(), ceilings.begin(), ceilings.end());
   }
-  // Validate every override and expand every point before any GPU work.
-  for (auto const& o : opt.overrides) {
+  return selected;
+}
+
+/// Every override names an axis some selected experiment has, or a selected experiment.
+void check_overrides(std::vector<axis_override> const& overrides, std::vector<experiment const*> const& selected) {
+  for (auto const& o : overrides) {
     if (o.experiment.empty()) {
       bool any = false;
       for (auto const* e : selected)
@@ -522,6 +527,10 @@ run_summary run(run_options const& opt, run_record& record) {
       throw usage_error("axis override names experiment '" + o.experiment + "', which is not selected");
     }
   }
+}
+
+/// The plan the executing loop runs; every point is expanded here, before any GPU work.
+run_plan make_plan(run_options const& opt, std::vector<experiment const*> const& selected) {
   run_plan plan;
   for (auto const* e : selected) {
     plan.total_points += static_cast<int>(expand_points(*e, opt.quick, opt.overrides).size());
@@ -534,10 +543,11 @@ run_summary run(run_options const& opt, run_record& record) {
   plan.seed = opt.seed;
   plan.progress = opt.progress;
   plan.persistence_check = opt.persistence_check;
+  return plan;
+}
 
-  // The device query creates no context: the parent of isolated workers stays off the GPU.
-  device_info const dev = query_device(opt.device);  // throws: no device / bad index
-
+/// The record's header, flushed before the first row: format, device, build, timing policy.
+void write_header(run_record& record, run_options const& opt, device_info const& dev) {
   record.meta["format_version"] = record_format_version;
   record.meta["started"] = now_iso();
   record.meta["finished"] = nullptr;
@@ -556,22 +566,38 @@ run_summary run(run_options const& opt, run_record& record) {
   record.meta["ceilings"] = {{"d2d_copy_gbps", nullptr}, {"fp32_peak_tflops", nullptr}};
   record.meta["experiments"] = nlohmann::json::array();
   record.flush();
+}
+
+/// Runs the plan in this process or in workers, under the signal guard; notes in `sum` a
+/// lost context (in-process) and the signal that stopped the run.
+void execute_plan(run_options const& opt, run_plan const& plan, run_sink& sink, run_summary& sum) {
+  signal_guard guard(/*exit_on_second=*/opt.worker_executable.empty());
+  if (opt.worker_executable.empty()) {
+    std::string lost;
+    if (execute(plan, sink, &signal_guard::count(), &lost) == execute_result::context_lost) {
+      sum.aborted = true;
+      sum.abort_reason = "the CUDA context is unusable (" + lost + "); run without --in-process to go on after it";
+    }
+  } else {
+    run_isolated(opt.worker_executable, plan, sink, signal_guard::count());
+  }
+  sum.signal = signal_guard::count().load() > 0 ? signal_guard::last_signal() : 0;
+}
+
+}  // namespace
+
+run_summary run(run_options const& opt, run_record& record) {
+  std::vector<experiment const*> const selected = with_ceilings(registry::instance().select(opt.selection));
+  check_overrides(opt.overrides, selected);
+  run_plan const plan = make_plan(opt, selected);
+
+  // The device query creates no context: the parent of isolated workers stays off the GPU.
+  device_info const dev = query_device(opt.device);  // throws: no device / bad index
+  write_header(record, opt, dev);
 
   run_summary sum;
   record_sink sink(record, sum);
-  {
-    signal_guard guard(/*exit_on_second=*/opt.worker_executable.empty());
-    if (opt.worker_executable.empty()) {
-      std::string lost;
-      if (execute(plan, sink, &signal_guard::count(), &lost) == execute_result::context_lost) {
-        sum.aborted = true;
-        sum.abort_reason = "the CUDA context is unusable (" + lost + "); run without --in-process to go on after it";
-      }
-    } else {
-      run_isolated(opt.worker_executable, plan, sink, signal_guard::count());
-    }
-    sum.signal = signal_guard::count().load() > 0 ? signal_guard::last_signal() : 0;
-  }
+  execute_plan(opt, plan, sink, sum);
   if (sum.signal) {
     sum.aborted = true;
     sum.abort_reason = std::string("stopped by ") + (sum.signal == SIGTERM ? "SIGTERM" : "SIGINT");

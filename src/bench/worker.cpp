@@ -260,6 +260,96 @@ worker_process spawn_worker(std::string const& executable, run_plan const& plan)
   return {pid, fds[0]};
 }
 
+/// Reads the worker's events into `track` until its pipe closes, forwarding the user's
+/// signals to it; closes the pipe and returns the last fatal error it reported ("" if none).
+std::string pump_events(worker_process const& w, tracking_sink& track, std::atomic<int> const& signals,
+                        int& forwarded) {
+  std::string pending, fatal;
+  char buf[1 << 16];
+  for (;;) {
+    int const seen = signals.load();
+    if (seen > forwarded) {
+      // First signal: the worker finishes its point and stops. Second: at once.
+      kill(w.pid, seen >= 2 ? SIGKILL : SIGINT);
+      forwarded = seen;
+    }
+    ssize_t const n = ::read(w.read_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<std::size_t>(n));
+    std::size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      std::string const line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      std::string const f = decode_line(line, track);
+      if (!f.empty()) fatal = f;
+    }
+  }
+  close(w.read_fd);
+  return fatal;
+}
+
+/// Waits for the worker to end; returns its wait status.
+int reap(worker_process const& w) {
+  int status = 0;
+  while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+/// How a worker ended.
+struct worker_end {
+  int status;         ///< from waitpid
+  std::string fatal;  ///< the last fatal error it reported, or ""
+};
+
+std::string exit_text(int status) {
+  return WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status)) : signal_text(WTERMSIG(status));
+}
+
+/// The worker died inside an experiment: one error row says where, and the experiment ends
+/// with status `error`.
+void report_worker_death(tracking_sink const& track, worker_end const& end, run_plan const& plan, run_sink& sink) {
+  row r;
+  r.experiment = track.in_flight;
+  r.error = "the worker process died (" + exit_text(end.status) + ")" +
+            (track.label.empty() ? std::string() : " during " + track.label) +
+            (end.fatal.empty() ? std::string() : ": " + end.fatal) + "; the run went on in a fresh process";
+  r.repro = "memlab run " + track.in_flight;
+  sink.add_row(r);
+  sink.end_experiment(track.in_flight, "error", plan.ceiling_gbps, plan.fp32_peak_tflops);
+}
+
+/// After a worker ended: false when the run is over (everything ran, or the user stopped it),
+/// true when a fresh worker takes the `remaining` experiments. Throws when the worker could
+/// not run anything or made no progress.
+bool run_goes_on(std::string const& executable, worker_end const& end, tracking_sink const& track,
+                 run_plan const& plan, run_sink& sink, std::atomic<int> const& signals,
+                 std::vector<std::string>& remaining) {
+  bool const exited = WIFEXITED(end.status);
+  if (exited && WEXITSTATUS(end.status) == 0 && remaining.empty()) return false;
+  if (signals.load() > 0) {
+    // Stopped by the user: the experiment in flight keeps its finished points.
+    if (!track.in_flight.empty()) {
+      sink.end_experiment(track.in_flight, "aborted", plan.ceiling_gbps, plan.fp32_peak_tflops);
+    }
+    return false;
+  }
+  if (!track.started_any && !end.fatal.empty()) throw error(end.fatal);
+  if (!track.started_any)
+    throw error("the worker process (" + executable + ") ended before running anything (" + exit_text(end.status) +
+                ")");
+  if (!track.in_flight.empty()) {
+    // The run goes on with the next experiment in a fresh process.
+    report_worker_death(track, end, plan, sink);
+    remaining.erase(std::find(remaining.begin(), remaining.end(), track.in_flight));
+    return true;
+  }
+  if (!end.fatal.empty()) throw error(end.fatal);
+  if (track.ended.empty()) throw error("the worker process made no progress (" + exit_text(end.status) + ")");
+  return true;
+}
+
 }  // namespace
 
 void run_isolated(std::string const& executable, run_plan plan, run_sink& sink, std::atomic<int> const& signals) {
@@ -274,69 +364,13 @@ void run_isolated(std::string const& executable, run_plan plan, run_sink& sink, 
     tracking_sink track(sink);
     worker_process const w = spawn_worker(executable, plan);
     plan.first_slice = false;  // later workers skip the launch floor and the persistence check
-    std::string pending, fatal;
-    char buf[1 << 16];
-    for (;;) {
-      int const seen = signals.load();
-      if (seen > forwarded) {
-        // First signal: the worker finishes its point and stops. Second: at once.
-        kill(w.pid, seen >= 2 ? SIGKILL : SIGINT);
-        forwarded = seen;
-      }
-      ssize_t const n = ::read(w.read_fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      pending.append(buf, static_cast<std::size_t>(n));
-      std::size_t nl;
-      while ((nl = pending.find('\n')) != std::string::npos) {
-        std::string const line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
-        std::string const f = decode_line(line, track);
-        if (!f.empty()) fatal = f;
-      }
-    }
-    close(w.read_fd);
-    int status = 0;
-    while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    std::string const fatal = pump_events(w, track, signals, forwarded);
+    int const status = reap(w);
     points_before += track.points_done;
     for (auto const& id : track.ended) remaining.erase(std::find(remaining.begin(), remaining.end(), id));
     plan.ceiling_gbps = track.ceiling_gbps ? track.ceiling_gbps : plan.ceiling_gbps;
     plan.fp32_peak_tflops = track.fp32_peak_tflops ? track.fp32_peak_tflops : plan.fp32_peak_tflops;
-
-    bool const exited = WIFEXITED(status);
-    int const code = exited ? WEXITSTATUS(status) : -1;
-    if (exited && code == 0 && remaining.empty()) return;
-    if (signals.load() > 0) {
-      // Stopped by the user: the experiment in flight keeps its finished points.
-      if (!track.in_flight.empty()) {
-        sink.end_experiment(track.in_flight, "aborted", plan.ceiling_gbps, plan.fp32_peak_tflops);
-      }
-      return;
-    }
-    if (!track.started_any && !fatal.empty()) throw error(fatal);
-    if (!track.started_any)
-      throw error("the worker process (" + executable + ") ended before running anything (" +
-                  (exited ? "exit code " + std::to_string(code) : signal_text(WTERMSIG(status))) + ")");
-    if (!track.in_flight.empty()) {
-      // The worker died inside an experiment: one error row says where, then the run goes
-      // on with the next experiment in a fresh process.
-      row r;
-      r.experiment = track.in_flight;
-      r.error = "the worker process died (" +
-                (exited ? "exit code " + std::to_string(code) : signal_text(WTERMSIG(status))) + ")" +
-                (track.label.empty() ? std::string() : " during " + track.label) +
-                (fatal.empty() ? std::string() : ": " + fatal) + "; the run went on in a fresh process";
-      r.repro = "memlab run " + track.in_flight;
-      sink.add_row(r);
-      sink.end_experiment(track.in_flight, "error", plan.ceiling_gbps, plan.fp32_peak_tflops);
-      remaining.erase(std::find(remaining.begin(), remaining.end(), track.in_flight));
-      continue;
-    }
-    if (!fatal.empty()) throw error(fatal);
-    if (track.ended.empty())
-      throw error("the worker process made no progress (" +
-                  (exited ? "exit code " + std::to_string(code) : signal_text(WTERMSIG(status))) + ")");
+    if (!run_goes_on(executable, {status, fatal}, track, plan, sink, signals, remaining)) return;
   }
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <ostream>
 #include <sstream>
@@ -123,6 +124,196 @@ std::set<std::string> headline_row_keys(run_record const& rec) {
   return keys;
 }
 
+
+std::string gpu_name(indexed const& x) { return str(obj(x.rec, "device"), "name", "unknown GPU"); }
+
+/// The two records side by side, then warnings: different GPUs, repeated rows.
+void write_header(std::ostream& md, compare_options const& opt, indexed const& a, indexed const& b) {
+  std::string const gpu_a = gpu_name(a), gpu_b = gpu_name(b);
+  md << "# memlab compare\n\n| | A (baseline) | B (candidate) |\n|---|---|---|\n";
+  md << "| record | `" << cell(opt.baseline) << "` | `" << cell(opt.candidate) << "` |\n";
+  md << "| GPU | " << cell(gpu_a) << " | " << cell(gpu_b) << " |\n";
+  md << "| revision | `" << cell(str(obj(a.rec, "memlab"), "git_revision", "?")) << "` | `"
+     << cell(str(obj(b.rec, "memlab"), "git_revision", "?")) << "` |\n";
+  md << "| started | " << cell(str(a.rec, "started", "?")) << " | " << cell(str(b.rec, "started", "?")) << " |\n";
+  md << "| finished | " << cell(str(a.rec, "finished", "**not finished**")) << " | "
+     << cell(str(b.rec, "finished", "**not finished**")) << " |\n\n";
+  if (gpu_a != gpu_b)
+    md << "> ⚠ **Different GPUs** (" << cell(gpu_a) << " → " << cell(gpu_b)
+       << "): the ratios compare the hardware as well as the code.\n\n";
+  for (auto const* x : {&a, &b})
+    if (x->duplicates > 0)
+      md << "> " << (x == &a ? "A" : "B") << " repeats " << x->duplicates
+         << " row(s) with the same experiment, variant and params; only the first of each is compared.\n\n";
+}
+
+/// One experiment's rows timed in both runs.
+struct per_experiment {
+  int rows = 0, faster = 0, slower = 0, same = 0;
+  double log_sum = 0;  ///< of B/A, for the geometric mean
+};
+
+/// What the walk over the rows in both runs found.
+struct comparison {
+  int faster = 0, slower = 0, same = 0, incomparable = 0, newly_failed = 0;
+  std::vector<std::string> regressions;  ///< "| experiment | variant | params | what" (without the closing bar)
+  std::vector<timed_pair> timed;         ///< rows timed in both, for --repeat
+  std::vector<std::string> exp_order;    ///< experiments with timed rows, in A's order
+  std::map<std::string, per_experiment> by_exp;
+  std::ostringstream table, changed;  ///< every matched row; those whose verdict is not "same"
+  int n_changed = 0;
+
+  int matched() const { return faster + slower + same + incomparable + newly_failed; }
+};
+
+/// A row of A and its match in B.
+struct matched_row {
+  json const& a;
+  json const& b;
+  std::optional<double> ma, mb;  ///< medians (ms)
+  double na, nb;                 ///< noises (0 when absent)
+};
+
+std::string timed_cell(std::optional<double> m, double n) {
+  return m ? fmt(*m) + " ± " + fmt(n * 100.0) + "%" : std::string("—");
+}
+
+/// A row timed in both runs: same within `tol`, faster, or slower (a regression); counted in
+/// its experiment and in the totals.
+std::string timed_verdict(matched_row const& m, double tol, comparison& c) {
+  double const r = *m.mb / *m.ma;
+  std::string const e = str(m.a, "experiment", "?");
+  if (!c.by_exp.count(e)) c.exp_order.push_back(e);
+  auto& pe = c.by_exp[e];
+  ++pe.rows;
+  pe.log_sum += std::log(r);
+  if (std::fabs(r - 1.0) <= tol) {
+    ++pe.same;
+    ++c.same;
+    return "same (within " + fmt(tol * 100.0) + "%)";
+  }
+  if (r < 1.0) {
+    ++pe.faster;
+    ++c.faster;
+    return "faster (" + fmt(1.0 / r) + "×)";
+  }
+  ++pe.slower;
+  ++c.slower;
+  c.regressions.push_back(row_label(m.b) + " " + fmt(r) + "× the time of A");
+  return "❌ **slower** (" + fmt(r) + "×, beyond " + fmt(tol * 100.0) + "%)";
+}
+
+/// The verdict on one row in both runs, counted in `c`; `ratio` gets B/A when both are timed.
+std::string row_verdict(matched_row const& m, double threshold, std::set<std::string> const& headline_keys,
+                        comparison& c, std::string& ratio) {
+  std::string const sa = side_state(m.a), sb = side_state(m.b);
+  bool const a_good = sa.empty(), b_good = sb.empty();
+  if (a_good && (state_of(m.b) == row_state::failed || state_of(m.b) == row_state::error)) {
+    ++c.newly_failed;
+    c.regressions.push_back(row_label(m.b) + " " + sb + " in B");
+    return "❌ **regression**: " + cell(sb) + " in B";
+  }
+  if (!a_good || !b_good) {
+    ++c.incomparable;
+    return "not compared: " + (a_good ? "" : "A " + cell(sa)) + (!a_good && !b_good ? "; " : "") +
+           (b_good ? "" : "B " + cell(sb));
+  }
+  if (!m.ma || !m.mb || *m.ma <= 0) {
+    ++c.incomparable;
+    return "not compared: no timing";
+  }
+  c.timed.push_back({row_label(m.a), *m.ma, *m.mb, m.na, m.nb, headline_keys.count(row_key(m.a)) > 0});
+  ratio = fmt(*m.mb / *m.ma);
+  return timed_verdict(m, std::max(threshold, noise_factor * (m.na + m.nb)), c);
+}
+
+/// Every row of A that B also has, in A's order, with its verdict.
+comparison compare_rows(indexed const& a, indexed const& b, double threshold,
+                        std::set<std::string> const& headline_keys) {
+  char const* table_head =
+      "| experiment | variant | params | A ms ± noise | B ms ± noise | B/A time | verdict |\n"
+      "|---|---|---|--:|--:|--:|---|\n";
+  comparison c;
+  c.table << table_head;
+  c.changed << table_head;
+  for (auto const* ra : a.order) {
+    auto it = b.by_key.find(row_key(*ra));
+    if (it == b.by_key.end()) continue;
+    json const& rb = *it->second;
+    matched_row const m{*ra, rb, num(*ra, "median_ms"), num(rb, "median_ms"), num(*ra, "noise").value_or(0.0),
+                        num(rb, "noise").value_or(0.0)};
+    std::string ratio = "—";
+    std::string const verdict = row_verdict(m, threshold, headline_keys, c, ratio);
+    std::string const line = row_label(*ra) + " " + timed_cell(m.ma, m.na) + " | " + timed_cell(m.mb, m.nb) + " | " +
+                             ratio + " | " + verdict + " |\n";
+    c.table << line;
+    if (verdict.rfind("same", 0) != 0) {
+      c.changed << line;
+      ++c.n_changed;
+    }
+  }
+  return c;
+}
+
+/// The rows of `x` that `y` lacks, in x's order.
+std::vector<json const*> rows_missing_from(indexed const& x, indexed const& y) {
+  std::vector<json const*> v;
+  for (auto const* r : x.order)
+    if (!y.by_key.count(row_key(*r))) v.push_back(r);
+  return v;
+}
+
+void write_totals(std::ostream& md, comparison const& c, std::size_t only_a, std::size_t only_b, double threshold) {
+  md << "**" << c.matched() << " rows in both**: " << c.faster << " faster, " << c.slower << " slower, " << c.same
+     << " same, " << c.newly_failed << " newly failing, " << c.incomparable << " not compared; " << only_a
+     << " only in A, " << only_b << " only in B. Threshold " << fmt(threshold * 100.0)
+     << "%: a row is *same* when |B/A − 1| ≤ max(threshold, " << fmt(noise_factor)
+     << " × (noise A + noise B)); B/A below 1 is faster.\n\n";
+}
+
+void write_regressions(std::ostream& md, comparison const& c) {
+  if (c.regressions.empty()) return;
+  md << "## ❌ Regressions (" << c.regressions.size()
+     << ")\n\n| experiment | variant | params | what |\n|---|---|---|---|\n";
+  for (auto const& r : c.regressions) md << r << " |\n";
+  md << "\n";
+}
+
+void write_by_experiment(std::ostream& md, comparison const& c) {
+  if (c.exp_order.empty()) return;
+  md << "## By experiment\n\n| experiment | rows timed in both | geometric mean B/A time | faster | slower | same |\n"
+        "|---|--:|--:|--:|--:|--:|\n";
+  for (auto const& e : c.exp_order) {
+    auto const& pe = c.by_exp.at(e);
+    md << "| " << cell(e) << " | " << pe.rows << " | " << fmt(std::exp(pe.log_sum / pe.rows)) << " | " << pe.faster
+       << " | " << pe.slower << " | " << pe.same << " |\n";
+  }
+  md << "\n";
+}
+
+/// The rows that differ, then every row in both (folded).
+void write_matched(std::ostream& md, comparison const& c) {
+  int const matched = c.matched();
+  if (matched == 0) {
+    md << "## Rows in both\n\n*No row is in both runs.*\n\n";
+    return;
+  }
+  md << "## Rows that differ (" << c.n_changed << ")\n\n";
+  if (c.n_changed == 0)
+    md << "*Every row in both runs is the same within the threshold and the noise.*\n\n";
+  else
+    md << c.changed.str() << "\n";
+  md << "## Rows in both (" << matched << ")\n\n<details><summary>All " << matched << " rows</summary>\n\n"
+     << c.table.str() << "\n</details>\n\n";
+}
+
+void write_only_in(std::ostream& md, char const* title, std::vector<json const*> const& v) {
+  if (v.empty()) return;
+  md << "## " << title << " (" << v.size() << ")\n\n| experiment | variant | params |\n|---|---|---|\n";
+  for (auto const* r : v) md << row_label(*r) << "\n";
+  md << "\n";
+}
+
 }  // namespace
 
 double repeat_check::allowed_fraction(int rows) {
@@ -149,155 +340,26 @@ int compare(compare_options const& opt, std::ostream& out, std::ostream& err) {
     return 2;
   }
 
-  std::string gpu_a = str(obj(a.rec, "device"), "name", "unknown GPU");
-  std::string gpu_b = str(obj(b.rec, "device"), "name", "unknown GPU");
-  bool same_gpu = gpu_a == gpu_b;
-
   std::ostringstream md;
-  md << "# memlab compare\n\n| | A (baseline) | B (candidate) |\n|---|---|---|\n";
-  md << "| record | `" << cell(opt.baseline) << "` | `" << cell(opt.candidate) << "` |\n";
-  md << "| GPU | " << cell(gpu_a) << " | " << cell(gpu_b) << " |\n";
-  md << "| revision | `" << cell(str(obj(a.rec, "memlab"), "git_revision", "?")) << "` | `"
-     << cell(str(obj(b.rec, "memlab"), "git_revision", "?")) << "` |\n";
-  md << "| started | " << cell(str(a.rec, "started", "?")) << " | " << cell(str(b.rec, "started", "?")) << " |\n";
-  md << "| finished | " << cell(str(a.rec, "finished", "**not finished**")) << " | "
-     << cell(str(b.rec, "finished", "**not finished**")) << " |\n\n";
-  if (!same_gpu)
-    md << "> ⚠ **Different GPUs** (" << cell(gpu_a) << " → " << cell(gpu_b)
-       << "): the ratios compare the hardware as well as the code.\n\n";
-  for (auto const* x : {&a, &b})
-    if (x->duplicates > 0)
-      md << "> " << (x == &a ? "A" : "B") << " repeats " << x->duplicates
-         << " row(s) with the same experiment, variant and params; only the first of each is compared.\n\n";
-
-  char const* table_head =
-      "| experiment | variant | params | A ms ± noise | B ms ± noise | B/A time | verdict |\n"
-      "|---|---|---|--:|--:|--:|---|\n";
-  std::ostringstream table, changed;  // every matched row; those whose verdict is not "same"
-  table << table_head;
-  changed << table_head;
-  int n_changed = 0;
-  struct per_exp {
-    int rows = 0, faster = 0, slower = 0, same = 0;
-    double log_sum = 0;
-  };
-  std::vector<std::string> exp_order;
-  std::map<std::string, per_exp> by_exp;
-  int faster = 0, slower = 0, same = 0, incomparable = 0, newly_failed = 0;
-  std::vector<std::string> regressions;
-  std::vector<timed_pair> timed;
-  for (auto const* ra : a.order) {
-    auto it = b.by_key.find(row_key(*ra));
-    if (it == b.by_key.end()) continue;
-    json const& rb = *it->second;
-    auto ma = num(*ra, "median_ms"), mb = num(rb, "median_ms");
-    double na = num(*ra, "noise").value_or(0.0), nb = num(rb, "noise").value_or(0.0);
-    auto t = [](std::optional<double> m, double n) {
-      return m ? fmt(*m) + " ± " + fmt(n * 100.0) + "%" : std::string("—");
-    };
-    std::string verdict, ratio = "—";
-    std::string sa = side_state(*ra), sb = side_state(rb);
-    bool a_good = sa.empty(), b_good = sb.empty();
-    if (a_good && (state_of(rb) == row_state::failed || state_of(rb) == row_state::error)) {
-      verdict = "❌ **regression**: " + cell(sb) + " in B";
-      ++newly_failed;
-      regressions.push_back(row_label(rb) + " " + sb + " in B");
-    } else if (!a_good || !b_good) {
-      verdict = "not compared: " + (a_good ? "" : "A " + cell(sa)) + (!a_good && !b_good ? "; " : "") +
-                (b_good ? "" : "B " + cell(sb));
-      ++incomparable;
-    } else if (!ma || !mb || *ma <= 0) {
-      verdict = "not compared: no timing";
-      ++incomparable;
-    } else {
-      double r = *mb / *ma;
-      timed.push_back({row_label(*ra), *ma, *mb, na, nb, headline_keys.count(row_key(*ra)) > 0});
-      double tol = std::max(opt.threshold, noise_factor * (na + nb));
-      ratio = fmt(r);
-      std::string e = str(*ra, "experiment", "?");
-      if (!by_exp.count(e)) exp_order.push_back(e);
-      auto& pe = by_exp[e];
-      ++pe.rows;
-      pe.log_sum += std::log(r);
-      if (std::fabs(r - 1.0) <= tol)
-        ++pe.same;
-      else
-        ++(r < 1.0 ? pe.faster : pe.slower);
-      if (std::fabs(r - 1.0) <= tol) {
-        verdict = "same (within " + fmt(tol * 100.0) + "%)";
-        ++same;
-      } else if (r < 1.0) {
-        verdict = "faster (" + fmt(1.0 / r) + "×)";
-        ++faster;
-      } else {
-        verdict = "❌ **slower** (" + fmt(r) + "×, beyond " + fmt(tol * 100.0) + "%)";
-        ++slower;
-        regressions.push_back(row_label(rb) + " " + fmt(r) + "× the time of A");
-      }
-    }
-    std::string line = row_label(*ra) + " " + t(ma, na) + " | " + t(mb, nb) + " | " + ratio + " | " + verdict + " |\n";
-    table << line;
-    if (verdict.rfind("same", 0) != 0) {
-      changed << line;
-      ++n_changed;
-    }
-  }
-  std::vector<json const*> only_a, only_b;
-  for (auto const* r : a.order)
-    if (!b.by_key.count(row_key(*r))) only_a.push_back(r);
-  for (auto const* r : b.order)
-    if (!a.by_key.count(row_key(*r))) only_b.push_back(r);
-
-  int matched = faster + slower + same + incomparable + newly_failed;
-  md << "**" << matched << " rows in both**: " << faster << " faster, " << slower << " slower, " << same
-     << " same, " << newly_failed << " newly failing, " << incomparable << " not compared; " << only_a.size()
-     << " only in A, " << only_b.size() << " only in B. Threshold " << fmt(opt.threshold * 100.0)
-     << "%: a row is *same* when |B/A − 1| ≤ max(threshold, " << fmt(noise_factor)
-     << " × (noise A + noise B)); B/A below 1 is faster.\n\n";
-  if (!regressions.empty()) {
-    md << "## ❌ Regressions (" << regressions.size() << ")\n\n| experiment | variant | params | what |\n|---|---|---|---|\n";
-    for (auto const& r : regressions) md << r << " |\n";
-    md << "\n";
-  }
-  if (!exp_order.empty()) {
-    md << "## By experiment\n\n| experiment | rows timed in both | geometric mean B/A time | faster | slower | same |\n"
-          "|---|--:|--:|--:|--:|--:|\n";
-    for (auto const& e : exp_order) {
-      auto const& pe = by_exp[e];
-      md << "| " << cell(e) << " | " << pe.rows << " | " << fmt(std::exp(pe.log_sum / pe.rows)) << " | " << pe.faster
-         << " | " << pe.slower << " | " << pe.same << " |\n";
-    }
-    md << "\n";
-  }
-  if (matched == 0) {
-    md << "## Rows in both\n\n*No row is in both runs.*\n\n";
-  } else {
-    md << "## Rows that differ (" << n_changed << ")\n\n";
-    if (n_changed == 0)
-      md << "*Every row in both runs is the same within the threshold and the noise.*\n\n";
-    else
-      md << changed.str() << "\n";
-    md << "## Rows in both (" << matched << ")\n\n<details><summary>All " << matched
-       << " rows</summary>\n\n" << table.str() << "\n</details>\n\n";
-  }
-  auto list = [&](char const* title, std::vector<json const*> const& v) {
-    if (v.empty()) return;
-    md << "## " << title << " (" << v.size() << ")\n\n| experiment | variant | params |\n|---|---|---|\n";
-    for (auto const* r : v) md << row_label(*r) << "\n";
-    md << "\n";
-  };
-  list("Only in A", only_a);
-  list("Only in B", only_b);
+  write_header(md, opt, a, b);
+  comparison const c = compare_rows(a, b, opt.threshold, headline_keys);
+  std::vector<json const*> const only_a = rows_missing_from(a, b), only_b = rows_missing_from(b, a);
+  write_totals(md, c, only_a.size(), only_b.size(), opt.threshold);
+  write_regressions(md, c);
+  write_by_experiment(md, c);
+  write_matched(md, c);
+  write_only_in(md, "Only in A", only_a);
+  write_only_in(md, "Only in B", only_b);
 
   if (opt.repeat) {
     std::ostringstream rep;
-    bool const ok = repeat_section(timed, newly_failed, same_gpu, rep);
+    bool const ok = repeat_section(c.timed, c.newly_failed, gpu_name(a) == gpu_name(b), rep);
     out << rep.str() << md.str();
     err << "memlab compare --repeat: " << (ok ? "passed" : "failed") << "\n";
     return ok ? 0 : 1;
   }
   out << md.str();
-  return regressions.empty() ? 0 : 1;
+  return c.regressions.empty() ? 0 : 1;
 }
 
 }  // namespace memlab::report

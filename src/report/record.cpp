@@ -110,6 +110,26 @@ class checker {
     if (auto it = e.find("points"); it != e.end() && it->is_number()) x.points = it->get<long>();
     if (!declared) return x;
     x.declared = true;
+    declared_axes(e, path, x);
+    declared_metrics(e, path, x);
+    declared_headline(e, path, x);
+    auto const& seeds = need(e, path, "seed_figures");
+    expect(seeds.is_array(), seeds, join(path, "seed_figures"), "an array");
+    for (std::size_t i = 0; i < seeds.size(); ++i)
+      x.seed_figures.push_back(seed_figure(seeds[i], at(join(path, "seed_figures"), i)));
+    declared_prose(e, path, x);
+    auto const& plots = need(e, path, "plots");
+    expect(plots.is_array(), plots, join(path, "plots"), "an array");
+    for (std::size_t i = 0; i < plots.size(); ++i) x.plots.push_back(plot(plots[i], at(join(path, "plots"), i)));
+    if (auto it = e.find("tables"); it != e.end()) {
+      std::string tp = join(path, "tables");
+      expect(it->is_array(), *it, tp, "an array");
+      for (std::size_t i = 0; i < it->size(); ++i) x.tables.push_back(table((*it)[i], at(tp, i)));
+    }
+    return x;
+  }
+
+  void declared_axes(json const& e, std::string const& path, experiment_entry& x) const {
     auto const& axes = need(e, path, "axes");
     expect(axes.is_array(), axes, join(path, "axes"), "an array");
     for (std::size_t i = 0; i < axes.size(); ++i) {
@@ -119,6 +139,9 @@ class checker {
                         string_at(axes[i], p, "unit"), string_at(axes[i], p, "description"),
                         bool_at(axes[i], p, "log_scale")});
     }
+  }
+
+  void declared_metrics(json const& e, std::string const& path, experiment_entry& x) const {
     auto const& metrics = need(e, path, "metrics");
     expect(metrics.is_array(), metrics, join(path, "metrics"), "an array");
     for (std::size_t i = 0; i < metrics.size(); ++i) {
@@ -127,6 +150,9 @@ class checker {
       x.metrics.push_back({string_at(metrics[i], p, "name"), string_at(metrics[i], p, "unit"),
                            string_at(metrics[i], p, "description", false)});
     }
+  }
+
+  void declared_headline(json const& e, std::string const& path, experiment_entry& x) const {
     auto const& h = need(e, path, "headline");
     std::string hp = join(path, "headline");
     expect(h.is_object(), h, hp, "an object");
@@ -136,67 +162,58 @@ class checker {
     x.headline.higher_is_better = bool_at(h, hp, "higher_is_better");
     x.headline.compare = string_at(h, hp, "compare", false);
     x.headline.baseline = filter(h, hp, "baseline");
-    auto const& seeds = need(e, path, "seed_figures");
-    expect(seeds.is_array(), seeds, join(path, "seed_figures"), "an array");
-    for (std::size_t i = 0; i < seeds.size(); ++i) {
-      std::string p = at(join(path, "seed_figures"), i);
-      json const& s = seeds[i];
-      expect(s.is_object(), s, p, "an object");
-      seed_figure_decl f;
-      f.label = string_at(s, p, "label");
-      auto const& v = need(s, p, "value");
-      expect(v.is_number(), v, join(p, "value"), "a number");
-      f.value = v.get<double>();
-      f.unit = string_at(s, p, "unit");
-      f.gpu = string_at(s, p, "gpu");
-      f.section = string_at(s, p, "section");
-      if (auto it = s.find("at"); it != s.end()) {
-        expect(it->is_object(), *it, join(p, "at"), "an object");
-        for (auto a = it->begin(); a != it->end(); ++a) {
-          expect(a->is_string(), *a, join(join(p, "at"), a.key()), "a string");
-          f.at.emplace_back(a.key(), a->get<std::string>());
-        }
+  }
+
+  seed_figure_decl seed_figure(json const& s, std::string const& p) const {
+    expect(s.is_object(), s, p, "an object");
+    seed_figure_decl f;
+    f.label = string_at(s, p, "label");
+    auto const& v = need(s, p, "value");
+    expect(v.is_number(), v, join(p, "value"), "a number");
+    f.value = v.get<double>();
+    f.unit = string_at(s, p, "unit");
+    f.gpu = string_at(s, p, "gpu");
+    f.section = string_at(s, p, "section");
+    if (auto it = s.find("at"); it != s.end()) {
+      expect(it->is_object(), *it, join(p, "at"), "an object");
+      for (auto a = it->begin(); a != it->end(); ++a) {
+        expect(a->is_string(), *a, join(join(p, "at"), a.key()), "a string");
+        f.at.emplace_back(a.key(), a->get<std::string>());
       }
-      x.seed_figures.push_back(std::move(f));
     }
+    return f;
+  }
+
+  void declared_prose(json const& e, std::string const& path, experiment_entry& x) const {
     auto const& prose = need(e, path, "prose");
     std::string pp = join(path, "prose");
     expect(prose.is_object(), prose, pp, "an object");
     x.shows = string_at(prose, pp, "shows");
     x.look_for = string_at(prose, pp, "look_for", false);
     x.seed_note = string_at(prose, pp, "seed", false);
-    auto const& plots = need(e, path, "plots");
-    expect(plots.is_array(), plots, join(path, "plots"), "an array");
-    for (std::size_t i = 0; i < plots.size(); ++i) {
-      std::string p = at(join(path, "plots"), i);
-      json const& q = plots[i];
-      expect(q.is_object(), q, p, "an object");
-      plot_decl d;
-      d.file = string_at(q, p, "file");
-      if (d.file.empty() || d.file.find('/') != std::string::npos || d.file.find("..") != std::string::npos)
-        fail(join(p, "file"), "expected a plain PNG file name");
-      d.title = string_at(q, p, "title");
-      d.kind = string_at(q, p, "kind");
-      if (d.kind != "line" && d.kind != "bars" && d.kind != "timeline" && d.kind != "roofline" && d.kind != "heatmap")
-        fail(join(p, "kind"), "expected \"line\", \"bars\", \"timeline\", \"roofline\" or \"heatmap\"");
-      d.x = string_at(q, p, "x");
-      d.y = string_at(q, p, "y");
-      d.panels = string_at(q, p, "panels", false);
-      if (auto it = q.find("series"); it != q.end()) {
-        expect(it->is_array(), *it, join(p, "series"), "an array");
-        for (std::size_t k = 0; k < it->size(); ++k) {
-          expect((*it)[k].is_string(), (*it)[k], at(join(p, "series"), k), "a string");
-          d.series.push_back((*it)[k].get<std::string>());
-        }
+  }
+
+  plot_decl plot(json const& q, std::string const& p) const {
+    expect(q.is_object(), q, p, "an object");
+    plot_decl d;
+    d.file = string_at(q, p, "file");
+    if (d.file.empty() || d.file.find('/') != std::string::npos || d.file.find("..") != std::string::npos)
+      fail(join(p, "file"), "expected a plain PNG file name");
+    d.title = string_at(q, p, "title");
+    d.kind = string_at(q, p, "kind");
+    if (d.kind != "line" && d.kind != "bars" && d.kind != "timeline" && d.kind != "roofline" && d.kind != "heatmap")
+      fail(join(p, "kind"), "expected \"line\", \"bars\", \"timeline\", \"roofline\" or \"heatmap\"");
+    d.x = string_at(q, p, "x");
+    d.y = string_at(q, p, "y");
+    d.panels = string_at(q, p, "panels", false);
+    if (auto it = q.find("series"); it != q.end()) {
+      expect(it->is_array(), *it, join(p, "series"), "an array");
+      for (std::size_t k = 0; k < it->size(); ++k) {
+        expect((*it)[k].is_string(), (*it)[k], at(join(p, "series"), k), "a string");
+        d.series.push_back((*it)[k].get<std::string>());
       }
-      x.plots.push_back(std::move(d));
     }
-    if (auto it = e.find("tables"); it != e.end()) {
-      std::string tp = join(path, "tables");
-      expect(it->is_array(), *it, tp, "an array");
-      for (std::size_t i = 0; i < it->size(); ++i) x.tables.push_back(table((*it)[i], at(tp, i)));
-    }
-    return x;
+    return d;
   }
 
   table_decl table(json const& t, std::string const& path) const {

@@ -22,11 +22,8 @@ using namespace detail;
 
 std::string pct(double ratio) { return fmt(ratio * 100.0) + "%"; }
 
-void header(std::ostream& md, json const& rec) {
-  auto const& dev = obj(rec, "device");
-  auto const& mem = obj(rec, "memlab");
-  std::string gpu = str(dev, "name", "unknown GPU");
-  md << "# memlab report: " << gpu << "\n\n";
+/// The blockquotes above the header table: a fixture, a partial or stopped run, format 1.
+void header_notices(std::ostream& md, json const& rec) {
   if (auto it = rec.find("synthetic_fixture"); it != rec.end() && it->is_boolean() && it->get<bool>())
     md << "> **Synthetic test fixture**: these numbers were made up to test the report; they were "
           "not measured.\n\n";
@@ -38,9 +35,11 @@ void header(std::ostream& md, json const& rec) {
   if (auto v = num(rec, "format_version"); v && *v < 2)
     md << "> Record format " << fmt(*v) << " carries rows but no declarations (axes, headline, prose, plots): "
           "this report shows the rows only. `scripts/upgrade_record.py` adds today's declarations.\n\n";
+}
 
-  md << "| | |\n|---|---|\n";
-  std::string g = "**" + cell(gpu) + "**";
+/// The GPU row's cell: name, compute capability, SMs, L2, DRAM peak, copy engines.
+std::string gpu_text(json const& dev) {
+  std::string g = "**" + cell(str(dev, "name", "unknown GPU")) + "**";
   if (auto cc = str(dev, "cc"); !cc.empty()) g += " · cc " + cc;
   if (auto v = num(dev, "sm_count")) g += " · " + fmt(*v) + " SMs";
   if (auto v = num(dev, "l2_bytes")) {
@@ -49,26 +48,27 @@ void header(std::ostream& md, json const& rec) {
   }
   if (auto v = num(dev, "dram_peak_gbps")) g += " · DRAM peak " + fmt(*v) + " GB/s";
   if (auto v = num(dev, "async_engine_count")) g += " · " + fmt(*v) + " copy engines";
-  md << "| GPU | " << g << " |\n";
-  std::string run = "started " + str(rec, "started", "?");
-  run += " · finished " + (str(rec, "finished").empty() ? std::string("**not finished**") : str(rec, "finished"));
-  md << "| Run | " << cell(run) << " |\n";
-  md << "| memlab | " << cell(str(mem, "version", "?")) << " (revision `" << cell(str(mem, "git_revision", "?"))
-     << "`) |\n";
-  if (auto c = str(rec, "command_line"); !c.empty()) md << "| Command | `" << cell(c) << "` |\n";
+  return g;
+}
+
+/// The Timing row (cold or hot, the noise bound and what noise means), when the record says.
+void timing_row(std::ostream& md, json const& rec) {
   auto const& t = obj(rec, "timing");
-  if (!t.empty()) {
-    std::string s;
-    if (t.contains("cold") && t["cold"].is_boolean())
-      s += t["cold"].get<bool>() ? "cold (L2 flushed before every sample)" : "hot (back to back)";
-    if (auto n = num(t, "max_noise")) s += (s.empty() ? "" : " · ") + std::string("noise bound ") + pct(*n);
-    // Records before the noise estimator (format 1 without noise_estimator) report stdev / mean.
-    std::string const noise = t.contains("noise_estimator")
-                                  ? "noise = what a second run may see (95%): the larger of the bootstrap bound "
-                                    "on two medians' difference and the spread of 3 chunk medians"
-                                  : "noise = relative std. deviation";
-    if (!s.empty()) md << "| Timing | " << s << " · median of samples, " << noise << " |\n";
-  }
+  if (t.empty()) return;
+  std::string s;
+  if (t.contains("cold") && t["cold"].is_boolean())
+    s += t["cold"].get<bool>() ? "cold (L2 flushed before every sample)" : "hot (back to back)";
+  if (auto n = num(t, "max_noise")) s += (s.empty() ? "" : " · ") + std::string("noise bound ") + pct(*n);
+  // Records before the noise estimator (format 1 without noise_estimator) report stdev / mean.
+  std::string const noise = t.contains("noise_estimator")
+                                ? "noise = what a second run may see (95%): the larger of the bootstrap bound "
+                                  "on two medians' difference and the spread of 3 chunk medians"
+                                : "noise = relative std. deviation";
+  if (!s.empty()) md << "| Timing | " << s << " · median of samples, " << noise << " |\n";
+}
+
+/// The rows on how the run was measured: launch floor, NVML, the persistence check's warnings.
+void conditions_rows(std::ostream& md, json const& rec) {
   if (auto f = num(rec, "launch_floor_us")) {
     auto const& lf = obj(rec, "launch_floor");
     std::string how = str(lf, "method");
@@ -82,6 +82,11 @@ void header(std::ostream& md, json const& rec) {
     for (auto const& x : arr(pc, "warnings")) w += (w.empty() ? "" : " · ") + (x.is_string() ? x.get<std::string>() : x.dump());
     md << "| ⚠ Persistence check | " << cell(w) << " |\n";
   }
+}
+
+/// The Ceilings row's cell: the measured D2D copy (against the DRAM peak) and FP32 peak.
+std::string ceilings_text(json const& rec) {
+  auto const& dev = obj(rec, "device");
   auto const& ceil = obj(rec, "ceilings");
   std::string cs;
   if (auto v = num(ceil, "d2d_copy_gbps")) {
@@ -94,7 +99,24 @@ void header(std::ostream& md, json const& rec) {
     cs += " · FP32 FMA peak **" + fmt(*v) + " TFLOP/s**";
   else
     cs += " · FP32 peak not measured";
-  md << "| Ceilings | " << cs << " |\n\n";
+  return cs;
+}
+
+void header(std::ostream& md, json const& rec) {
+  auto const& mem = obj(rec, "memlab");
+  md << "# memlab report: " << str(obj(rec, "device"), "name", "unknown GPU") << "\n\n";
+  header_notices(md, rec);
+  md << "| | |\n|---|---|\n";
+  md << "| GPU | " << gpu_text(obj(rec, "device")) << " |\n";
+  std::string run = "started " + str(rec, "started", "?");
+  run += " · finished " + (str(rec, "finished").empty() ? std::string("**not finished**") : str(rec, "finished"));
+  md << "| Run | " << cell(run) << " |\n";
+  md << "| memlab | " << cell(str(mem, "version", "?")) << " (revision `" << cell(str(mem, "git_revision", "?"))
+     << "`) |\n";
+  if (auto c = str(rec, "command_line"); !c.empty()) md << "| Command | `" << cell(c) << "` |\n";
+  timing_row(md, rec);
+  conditions_rows(md, rec);
+  md << "| Ceilings | " << ceilings_text(rec) << " |\n\n";
 }
 
 std::string verified_text(json const& r) {
@@ -352,7 +374,9 @@ void summary_tables(std::ostream& md, experiment_entry const& e, run_record cons
   }
 }
 
-void render_section(std::ostream& md, section const& s, plot_outcome const& po, run_record const& rec) {
+/// The section's heading, its one-line description and status, and a note on a stopped,
+/// failed or unlisted experiment.
+void section_intro(std::ostream& md, section const& s) {
   std::string heading = s.id.empty() ? "Rows without an experiment id" : s.id;
   md << "## " << heading << "\n\n";
   std::string line;
@@ -368,32 +392,32 @@ void render_section(std::ostream& md, section const& s, plot_outcome const& po, 
     md << "> ❌ This experiment **failed**: at least one row failed verification or stopped with an error.\n\n";
   else if (!e && !s.id.empty())
     md << "> This experiment is not in the record's list of experiments; its rows are shown as found.\n\n";
+}
 
-  if (e && e->declared) {
-    if (!e->shows.empty()) md << e->shows << "\n\n";
-    if (!e->look_for.empty()) md << "**What to look for.** " << e->look_for << "\n\n";
-    if (!e->seed_note.empty()) md << "**The seed's figure.** " << e->seed_note << "\n\n";
-    std::string axes;
-    for (auto const& a : e->axes) {
-      if (a.description.empty() && a.unit.empty()) continue;
-      axes += "- `" + a.name + "`" + (a.unit.empty() ? "" : " (" + a.unit + ")") + ": " + a.description + "\n";
-    }
-    if (!axes.empty()) md << "**Axes.**\n\n" << axes << "\n";
-    if (!e->seed_figures.empty()) {
-      md << "| seed figure | value | GPU | section |\n|---|--:|---|---|\n";
-      for (auto const& f : e->seed_figures)
-        md << "| " << cell(f.label) << " | " << fmt(f.value) << " " << cell(f.unit) << " | " << cell(f.gpu) << " | "
-           << cell(f.section) << " |\n";
-      md << "\n";
-    }
+/// What a declared experiment says of itself: prose, axes, the seed's figures.
+void section_declaration(std::ostream& md, experiment_entry const& e) {
+  if (!e.shows.empty()) md << e.shows << "\n\n";
+  if (!e.look_for.empty()) md << "**What to look for.** " << e.look_for << "\n\n";
+  if (!e.seed_note.empty()) md << "**The seed's figure.** " << e.seed_note << "\n\n";
+  std::string axes;
+  for (auto const& a : e.axes) {
+    if (a.description.empty() && a.unit.empty()) continue;
+    axes += "- `" + a.name + "`" + (a.unit.empty() ? "" : " (" + a.unit + ")") + ": " + a.description + "\n";
   }
+  if (!axes.empty()) md << "**Axes.**\n\n" << axes << "\n";
+  if (!e.seed_figures.empty()) {
+    md << "| seed figure | value | GPU | section |\n|---|--:|---|---|\n";
+    for (auto const& f : e.seed_figures)
+      md << "| " << cell(f.label) << " | " << fmt(f.value) << " " << cell(f.unit) << " | " << cell(f.gpu) << " | "
+         << cell(f.section) << " |\n";
+    md << "\n";
+  }
+}
 
+/// The rows on this GPU (folded above 30), then the skipped ones with their reasons.
+void section_rows(std::ostream& md, std::vector<json const*> const& rows) {
   std::vector<json const*> shown, skipped;
-  for (auto const* r : s.rows) (state_of(*r) == row_state::skipped ? skipped : shown).push_back(r);
-  if (s.rows.empty()) {
-    md << "*No rows were recorded for this experiment.*\n\n";
-    return;
-  }
+  for (auto const* r : rows) (state_of(*r) == row_state::skipped ? skipped : shown).push_back(r);
   if (!shown.empty()) {
     md << "**This GPU.**\n\n";
     bool fold = shown.size() > 30;
@@ -412,6 +436,17 @@ void render_section(std::ostream& md, section const& s, plot_outcome const& po, 
          << "): " << cell(str(*r, "skipped")) << "\n";
     md << "\n";
   }
+}
+
+void render_section(std::ostream& md, section const& s, plot_outcome const& po, run_record const& rec) {
+  experiment_entry const* e = s.entry;
+  section_intro(md, s);
+  if (e && e->declared) section_declaration(md, *e);
+  if (s.rows.empty()) {
+    md << "*No rows were recorded for this experiment.*\n\n";
+    return;
+  }
+  section_rows(md, s.rows);
   if (e && e->declared) summary_tables(md, *e, rec);
   if (e) plot_links(md, *e, po);
 }
@@ -496,6 +531,91 @@ void summary(std::ostream& md, std::vector<section> const& sections) {
   }
 }
 
+/// The declared plots of experiments with timed rows to draw.
+std::vector<std::string> plots_to_draw(std::vector<section> const& sections) {
+  std::vector<std::string> plans;
+  for (auto const& s : sections) {
+    if (!s.entry) continue;
+    bool timed = false;
+    for (auto const* r : s.rows) timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified;
+    if (timed)
+      for (auto const& p : s.entry->plots) plans.push_back(p.file);
+  }
+  return plans;
+}
+
+/// Why plots are missing, when they are (turned off, no python or matplotlib, a failed plot).
+/// Marks every plan the drawing did not report as not drawn in `po`.
+void plot_notice(std::ostream& md, report_options const& opt, std::vector<std::string> const& plans,
+                 plot_outcome& po) {
+  if (plans.empty()) return;
+  bool none_drawn = true;
+  for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
+  if (!opt.plots) {
+    md << "> Plots were not drawn (plots turned off).\n\n";
+  } else if (!po.problem.empty()) {
+    md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
+    if (po.problem.find("matplotlib") != std::string::npos)
+      md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
+         << "` again.";
+    md << " Missing:";
+    for (auto const& p : plans)
+      if (!po.drawn[p]) md << " `plots/" << p << "`";
+    md << "\n\n";
+  }
+}
+
+/// The table of contents, with each experiment's status unless it completed.
+void contents(std::ostream& md, std::vector<section> const& sections) {
+  if (sections.empty()) return;
+  md << "## Contents\n\n";
+  for (auto const& s : sections) {
+    std::string h = s.id.empty() ? "Rows without an experiment id" : s.id;
+    md << "- [" << h << "](#" << anchor(h) << ")";
+    if (s.entry && !s.entry->status.empty() && s.entry->status != "completed") md << " (" << s.entry->status << ")";
+    md << "\n";
+  }
+  md << "\n";
+}
+
+/// report.md: header, plot notice, summary, the headlines, contents, one section per experiment.
+std::string report_markdown(report_options const& opt, run_record const& rec, std::vector<section> const& sections,
+                            std::vector<std::string> const& plans, plot_outcome& po) {
+  std::ostringstream md;
+  header(md, rec.doc);
+  plot_notice(md, opt, plans, po);
+  summary(md, sections);
+  if (sections.empty()) md << "*The record holds no experiments and no rows.*\n\n";
+  at_a_glance(md, sections);
+  contents(md, sections);
+  for (auto const& s : sections) {
+    try {
+      render_section(md, s, po, rec);
+    } catch (std::exception const& e) {  // a malformed section must not lose the others
+      md << "> This section could not be rendered: " << e.what() << "\n\n";
+    }
+  }
+  md << "---\n*Written by `memlab report` from `" << fs::path(opt.record_path).filename().string()
+     << "`. Model columns are the prediction of the technique's model; \"vs peer\" is the peer's time over ours "
+        "(above 100%: faster than the peer), or for bandwidth rows our GB/s over the measured cudaMemcpy D2D.*\n";
+  return md.str();
+}
+
+/// The one line on stdout, and on stderr why plots are missing.
+void report_written(report_options const& opt, fs::path const& report, std::size_t n_sections, std::size_t n_plans,
+                    plot_outcome const& po, std::ostream& out, std::ostream& err) {
+  int drawn = 0;
+  for (auto const& [k, v] : po.drawn) drawn += v;
+  out << "wrote " << report.string() << " (" << n_sections << " experiments, " << drawn << " of " << n_plans
+      << " plots)\n";
+  // On stderr: `memlab run` keeps its stdout for the tables, and this is a warning.
+  if (opt.plots && !po.problem.empty()) {
+    err << "memlab report: plots: " << po.problem << "\n";
+    if (po.problem.find("matplotlib") != std::string::npos)
+      err << "memlab report: install matplotlib with: " << install_matplotlib_hint << "\n";
+  }
+}
+
 }  // namespace
 
 int render(report_options const& opt, std::ostream& out, std::ostream& err) {
@@ -521,84 +641,21 @@ int render(report_options const& opt, std::ostream& out, std::ostream& err) {
   }
 
   std::vector<section> const sections = sections_of(rec);
-
-  // The declared plots of experiments with timed rows to draw.
-  std::vector<std::string> plans;
-  for (auto const& s : sections) {
-    if (!s.entry) continue;
-    bool timed = false;
-    for (auto const* r : s.rows) timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified;
-    if (timed)
-      for (auto const& p : s.entry->plots) plans.push_back(p.file);
-  }
+  std::vector<std::string> const plans = plots_to_draw(sections);
   plot_outcome po;
   for (auto const& p : plans) po.drawn[p] = false;
   if (opt.plots && !plans.empty()) po = draw_plots(opt.record_path, out_dir.string(), plans, opt.python);
-  json const& doc = rec.doc;
-
-  std::ostringstream md;
-  header(md, doc);
-
-  if (!plans.empty()) {
-    bool none_drawn = true;
-    for (auto const& [f, ok] : po.drawn) none_drawn &= !ok;
-    if (!opt.plots) {
-      md << "> Plots were not drawn (plots turned off).\n\n";
-    } else if (!po.problem.empty()) {
-      md << "> ⚠ " << (none_drawn ? "Plots were not drawn" : "Some plots are missing") << ": " << po.problem << ".";
-      if (po.problem.find("matplotlib") != std::string::npos)
-        md << " Install it with `" << install_matplotlib_hint << "`, then run `memlab report " << opt.record_path
-           << "` again.";
-      md << " Missing:";
-      for (auto const& p : plans)
-        if (!po.drawn[p]) md << " `plots/" << p << "`";
-      md << "\n\n";
-    }
-  }
-
-  summary(md, sections);
-  if (sections.empty()) md << "*The record holds no experiments and no rows.*\n\n";
-  at_a_glance(md, sections);
-
-  if (!sections.empty()) {
-    md << "## Contents\n\n";
-    for (auto const& s : sections) {
-      std::string h = s.id.empty() ? "Rows without an experiment id" : s.id;
-      md << "- [" << h << "](#" << anchor(h) << ")";
-      if (s.entry && !s.entry->status.empty() && s.entry->status != "completed") md << " (" << s.entry->status << ")";
-      md << "\n";
-    }
-    md << "\n";
-  }
-  for (auto const& s : sections) {
-    try {
-      render_section(md, s, po, rec);
-    } catch (std::exception const& e) {  // a malformed section must not lose the others
-      md << "> This section could not be rendered: " << e.what() << "\n\n";
-    }
-  }
-  md << "---\n*Written by `memlab report` from `" << fs::path(opt.record_path).filename().string()
-     << "`. Model columns are the prediction of the technique's model; \"vs peer\" is the peer's time over ours "
-        "(above 100%: faster than the peer), or for bandwidth rows our GB/s over the measured cudaMemcpy D2D.*\n";
+  std::string const md = report_markdown(opt, rec, sections, plans, po);
 
   fs::path report = out_dir / "report.md";
   std::ofstream f(report);
-  f << md.str();
+  f << md;
   f.close();
   if (!f) {
     err << "memlab report: cannot write " << report.string() << "\n";
     return 2;
   }
-  int drawn = 0;
-  for (auto const& [k, v] : po.drawn) drawn += v;
-  out << "wrote " << report.string() << " (" << sections.size() << " experiments, " << drawn << " of " << plans.size()
-      << " plots)\n";
-  // On stderr: `memlab run` keeps its stdout for the tables, and this is a warning.
-  if (opt.plots && !po.problem.empty()) {
-    err << "memlab report: plots: " << po.problem << "\n";
-    if (po.problem.find("matplotlib") != std::string::npos)
-      err << "memlab report: install matplotlib with: " << install_matplotlib_hint << "\n";
-  }
+  report_written(opt, report, sections.size(), plans.size(), po, out, err);
   return 0;
 }
 
