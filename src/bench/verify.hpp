@@ -26,6 +26,17 @@ struct verification {
   }
 };
 
+/// A count of wrong items (mismatched words, bad pieces) held to zero: passes iff `bad` is 0.
+inline verification zero_mismatches(std::string metric, std::size_t bad, std::string detail = {}) {
+  verification v;
+  v.metric = std::move(metric);
+  v.tolerance = 0;
+  v.error = static_cast<double>(bad);
+  v.status = bad == 0 ? verdict::passed : verdict::failed;
+  if (bad != 0) v.detail = std::move(detail);
+  return v;
+}
+
 /// Element-exact comparison (copies, transposes, integer sums). `error` counts mismatches;
 /// a NaN in `got` never matches.
 template <class T>

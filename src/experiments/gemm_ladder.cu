@@ -15,17 +15,6 @@ namespace {
 using namespace memlab;
 using namespace memlab::experiments::gemm;
 
-struct shape {
-  long long m, n, k;
-};
-
-/// "4096" (cube) or "3000x5000x2000" (m x n x k).
-shape parse_shape(std::string const& text) {
-  shape s{0, 0, 0};
-  if (std::sscanf(text.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) == 3) return s;
-  long long const v = std::stoll(text);
-  return {v, v, v};
-}
 
 /// Slow variants (first H200 run: naive 0.5 TFLOP/s, the rest 6-40) skip shapes
 /// that would take more than ~1 s per launch; the pipeline variants run everywhere.

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -20,6 +21,18 @@
 namespace memlab::experiments::gemm {
 
 using memlab::experiments::cublas;
+
+/// A GEMM shape axis value: "4096" (a cube) or "3000x5000x2000" (m x n x k).
+struct shape {
+  long long m, n, k;
+};
+
+inline shape parse_shape(std::string const& text) {
+  shape s{0, 0, 0};
+  if (std::sscanf(text.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) == 3) return s;
+  long long const v = std::stoll(text);
+  return {v, v, v};
+}
 
 /// Row-major C = alpha A B + beta C through column-major cuBLAS: C^T = B^T A^T.
 inline void cublas_sgemm(cudaStream_t st, int m, int n, int k, float alpha, float const* a, int lda, float const* b,

@@ -13,6 +13,7 @@
 #include "bench/experiment.hpp"
 #include "bench/state.hpp"
 #include "experiments/cublas.cuh"
+#include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
@@ -21,16 +22,8 @@
 namespace {
 using namespace memlab;
 
-struct shape {
-  long long m, n, k;
-};
-
-shape parse_shape(std::string const& text) {
-  shape s{0, 0, 0};
-  if (std::sscanf(text.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) == 3) return s;
-  long long const v = std::stoll(text);
-  return {v, v, v};
-}
+using experiments::gemm::parse_shape;
+using experiments::gemm::shape;
 
 template <class T>
 __global__ void fill_16bit(T* out, std::size_t n, std::uint64_t seed) {

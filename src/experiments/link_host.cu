@@ -123,12 +123,7 @@ void host_body(state& s) {
     }
     if (down) bad += host_mismatches(e->h_dst.data(), bytes, seed_down + e->gpu);
   }
-  verification v;
-  v.metric = "mismatched 8-byte words";
-  v.tolerance = 0;
-  v.error = static_cast<double>(bad);
-  v.status = bad ? verdict::failed : verdict::passed;
-  s.set_verification(v);
+  s.set_verification(zero_mismatches("mismatched 8-byte words", bad));
 
   double const per_gpu = (up ? 1.0 : 0.0) + (down ? 1.0 : 0.0);
   s.add_bytes_read(per_gpu * static_cast<double>(bytes) * static_cast<double>(devs.size()));

@@ -23,12 +23,7 @@ using namespace memlab::link_exp;
 std::vector<std::int64_t> gpu_ids() { return range(0, 7); }
 
 verification mismatch_verdict(std::size_t bad) {
-  verification v;
-  v.metric = "mismatched 8-byte words";
-  v.tolerance = 0;
-  v.error = static_cast<double>(bad);
-  v.status = bad ? verdict::failed : verdict::passed;
-  return v;
+  return zero_mismatches("mismatched 8-byte words", bad);
 }
 
 std::size_t mismatches_on(int dev, void const* p, std::size_t bytes, std::uint64_t seed) {

@@ -162,13 +162,9 @@ void bandwidth_body(state& s) {
     MEMLAB_CUDA_CHECK(cudaMemcpy(dev_check.data(), host_dst->get(), bytes, cudaMemcpyHostToDevice));
     bad += transfer::count_pattern_mismatches(dev_check.data(), bytes, seed_out, sa);
   }
-  verification v;
-  v.metric = "mismatched 8-byte words";
-  v.tolerance = 0;
-  v.error = static_cast<double>(bad);
-  v.status = bad == 0 ? verdict::passed : verdict::failed;
-  if (bad) v.detail = std::to_string(bad) + " of " + std::to_string(bytes / 8 * (h2d && d2h ? 2 : 1)) + " words differ";
-  s.set_verification(v);
+  s.set_verification(zero_mismatches(
+      "mismatched 8-byte words", bad,
+      std::to_string(bad) + " of " + std::to_string(bytes / 8 * (h2d && d2h ? 2 : 1)) + " words differ"));
 
   // ---- timing: bytes counted once per direction
   s.add_bytes_read(static_cast<double>(bytes) * (dir == "both" ? 2 : 1));

@@ -200,12 +200,7 @@ void peer_row(state& s, bool with_access) {
     bad = transfer::count_pattern_mismatches(dst.data(), bytes, s.seed(), ps);
   }
   MEMLAB_CUDA_CHECK(cudaSetDevice(self));
-  verification v;
-  v.metric = "mismatched 8-byte words";
-  v.tolerance = 0;
-  v.error = static_cast<double>(bad);
-  v.status = bad ? verdict::failed : verdict::passed;
-  s.set_verification(v);
+  s.set_verification(zero_mismatches("mismatched 8-byte words", bad));
 
   s.add_bytes_read(static_cast<double>(bytes));
   s.set_extra("bytes_counted", "bytes copied device to device, once");
