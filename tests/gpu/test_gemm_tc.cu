@@ -93,8 +93,12 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
   s.op_b = cs.ob;
   s.bf16 = std::is_same_v<In, __nv_bfloat16>;
   s.aligned = cs.a_offset % 8 == 0 && cs.b_offset % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0;
-  if (rung != gemm_tc_rung::automatic) {
-    std::string const why = memlab::gemm_tc_unavailable(rung, s, memlab::gemm_tc_current_target());
+  {
+    // automatic runs the rung gemm_tc_select picks; when none can run (BF16 in an sm_75 image),
+    // the call throws the wmma rung's reason, and the case is skipped with it.
+    memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
+    gemm_tc_rung const runs = rung == gemm_tc_rung::automatic ? memlab::gemm_tc_select(s, target) : rung;
+    std::string const why = memlab::gemm_tc_unavailable(runs == gemm_tc_rung::automatic ? gemm_tc_rung::wmma : runs, s, target);
     if (!why.empty()) {
       skipped = why;
       return;
