@@ -130,7 +130,7 @@ TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
     for (auto const& c : memlab::gemm_candidates(s, h100)) EXPECT_NE(c.kernel, "gemv") << c.name();
   }
   EXPECT_NE(memlab::gemm_select(shape(64, 4096, 4096), h100).kernel, "gemv");  // not eligible: m > 16
-  // One GEMV of 4096 x 4096 has 4 blocks of 1024 outputs: K is split to fill the GPU.
+  // One GEMV of 4096 x 4096 has 16 blocks of 256 outputs: K is split to fill the GPU.
   EXPECT_GT(memlab::gemm_select(shape(1, 4096, 4096), h100).splits, 1);
 }
 

@@ -96,7 +96,7 @@ double tile_model_us(tile_info const& t, gemm_shape const& s, int splits, int sm
 long long skinny_blocks(gemm_shape const& s) {
   skinny_roles const r = roles_of(s);
   bool const stream = r.m_small ? !s.trans_b : s.trans_a;
-  long long const per = stream ? 256 * 4 : 8 * 4;
+  long long const per = stream ? 64 * 4 : 8 * 4;  // general.cu: kStreamOut, dot kernel's 8 warps x 4 rows
   return (r.x_count + per - 1) / per;
 }
 

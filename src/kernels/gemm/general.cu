@@ -16,7 +16,15 @@ namespace memlab::detail::gemm {
 namespace {
 
 constexpr int kSkinnyThreads = 256;
-constexpr int kStreamKc = 64;  // k values of S staged per step (stream kernel)
+constexpr int kStreamKc = 128;  // k values of S staged per step (stream kernel)
+// The stream kernel's block: kStreamGroups groups of threads walk the same outputs over
+// different quarters of each staged step and sum in shared memory at the end (in group
+// order: deterministic). A block covers kStreamOut outputs, so a 4096-wide GEMV has 16
+// blocks per split instead of 4: with 32 splits 512 blocks, about 4 per SM — one block an
+// SM kept ~32 KB in flight and reached 1.3 TB/s on the H200 (gemm.shapes, first run).
+constexpr int kStreamGroups = 4;
+constexpr int kStreamLanes = kSkinnyThreads / kStreamGroups;
+constexpr int kStreamOut = kStreamLanes * 4;
 constexpr int kDotKc = 128;    // k values per step of the dot kernel: 32 lanes x 4
 constexpr int kDotRows = 4;    // X rows per warp in the dot kernel
 
@@ -65,10 +73,11 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
   float const* const xs = a.x + z * a.x_batch;
   float const* const sb = a.s + z * a.s_batch;
   int const tid = static_cast<int>(threadIdx.x);
-  int const j_block = static_cast<int>(blockIdx.x) * kSkinnyThreads * 4;
+  int const lane = tid % kStreamLanes, group = tid / kStreamLanes;
+  int const j_block = static_cast<int>(blockIdx.x) * kStreamOut;
   int j[4];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) j[q] = VEC ? j_block + tid * 4 + q : j_block + tid + q * kSkinnyThreads;
+  for (int q = 0; q < 4; ++q) j[q] = VEC ? j_block + lane * 4 + q : j_block + lane + q * kStreamLanes;
   float acc[S][4];
 #pragma unroll
   for (int i = 0; i < S; ++i)
@@ -83,8 +92,10 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
     // 4 k values per step: 4 loads of X in flight per thread (8 with the unroll), and S's
     // 4 values of each row in one 16-byte shared load (1 LDS per 16 FFMA).
     // A fixed trip count (the tail chunk's extra steps load nothing: k_ok is false there).
+    constexpr int kPerGroup = kStreamKc / kStreamGroups;
 #pragma unroll 2
-    for (int t = 0; t < kStreamKc; t += 4) {
+    for (int tt = 0; tt < kPerGroup; tt += 4) {
+      int const t = group * kPerGroup + tt;
       float x[4][4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
@@ -114,13 +125,28 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
       }
     }
   }
+  // The groups' partial sums, one S row at a time through 4 KB of shared memory; group 0
+  // adds them in group order and writes.
+  __shared__ float4 red[kStreamGroups][kStreamLanes];
   skinny_out const o = out_for(a, z, sp);
 #pragma unroll
-  for (int i = 0; i < S; ++i)
-    if (i < a.s_count)
+  for (int i = 0; i < S; ++i) {
+    if (i >= a.s_count) break;  // uniform over the block: the barriers below stay matched
+    __syncthreads();
+    red[group][lane] = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+    __syncthreads();
+    if (group == 0) {
+      float sum[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int g = 0; g < kStreamGroups; ++g) {
+        float4 const v = red[g][lane];
+        sum[0] += v.x, sum[1] += v.y, sum[2] += v.z, sum[3] += v.w;
+      }
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        if (j[q] < a.x_count) put(o, i, j[q], acc[i][q]);
+        if (j[q] < a.x_count) put(o, i, j[q], sum[q]);
+    }
+  }
 }
 
 /// X(j, kk) contiguous in kk (x_k == 1): each warp owns kDotRows rows j; a lane reads 4
@@ -234,7 +260,7 @@ void launch_skinny_s(skinny_args const& a, bool vec, cudaStream_t st) {
   unsigned const ys = static_cast<unsigned>(a.splits > 1 ? a.splits : 1);
   unsigned const zs = static_cast<unsigned>(a.batch);
   if (a.x_pos == 1) {
-    unsigned const xs = static_cast<unsigned>(ceil_div(a.x_count, kSkinnyThreads * 4));
+    unsigned const xs = static_cast<unsigned>(ceil_div(a.x_count, kStreamOut));
     if (vec)
       skinny_stream_kernel<S, true><<<dim3(xs, ys, zs), kSkinnyThreads, 0, st>>>(a);
     else
