@@ -217,15 +217,15 @@ class multi_timer {
   std::uint32_t ticket_ = 0;
 };
 
-/// The harness's sampling policy over multi_timer: `issue_one` enqueues one operation on every
-/// lane; operations shorter than the batch threshold are timed `batch` at a time (back to
-/// back) and reported per operation. Hands the samples to the row (events).
-inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> const& issue_one,
-                       bench::timing_options const* policy = nullptr) {
-  bench::timing_options const& p = policy ? *policy : s.timing();
-  double const once = t.time(issue_one);  // also the warm-up
+/// Samples (ms per operation) of `issue_one` on every lane under policy `p`: one timed
+/// operation (also the warm-up) sizes the batch, operations shorter than the batch threshold
+/// run `batch` at a time back to back. `*batch_out` gets the batch size.
+inline std::vector<double> sample_lanes(multi_timer& t, std::function<void()> const& issue_one,
+                                        bench::timing_options const& p, int* batch_out = nullptr) {
+  double const once = t.time(issue_one);
   int const batch = p.profile ? 1 : bench::batch_size_for(once);
-  auto samples = bench::sample_until_stable(
+  if (batch_out) *batch_out = batch;
+  return bench::sample_until_stable(
       [&] {
         return t.time([&] {
                  for (int i = 0; i < batch; ++i) issue_one();
@@ -233,6 +233,16 @@ inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> co
                batch;
       },
       p, batch);
+}
+
+/// The harness's sampling policy over multi_timer: `issue_one` enqueues one operation on every
+/// lane; operations shorter than the batch threshold are timed `batch` at a time (back to
+/// back) and reported per operation. Hands the samples to the row (events).
+inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> const& issue_one,
+                       bench::timing_options const* policy = nullptr) {
+  bench::timing_options const& p = policy ? *policy : s.timing();
+  int batch = 1;
+  auto const samples = sample_lanes(t, issue_one, p, &batch);
   s.set_samples(samples, "events");
   s.result().cold = false;  // no L2 flush between samples: the links, not DRAM, are measured
   s.result().timing["batch"] = batch;
@@ -249,18 +259,7 @@ inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> co
 
 /// The same as time_lanes for a peer measured in the same point, returned rather than recorded.
 inline double median_lanes(bench::state& s, multi_timer& t, std::function<void()> const& issue_one, double cap_s = 0.5) {
-  bench::timing_options p = bench::capped(s.timing(), cap_s);
-  double const once = t.time(issue_one);
-  int const batch = p.profile ? 1 : bench::batch_size_for(once);
-  auto samples = bench::sample_until_stable(
-      [&] {
-        return t.time([&] {
-                 for (int i = 0; i < batch; ++i) issue_one();
-               }) /
-               batch;
-      },
-      p, batch);
-  return bench::summarize(samples).median;
+  return bench::summarize(sample_lanes(t, issue_one, bench::capped(s.timing(), cap_s))).median;
 }
 
 /// Rows' GPUs as an axis: "0".."7" name one GPU; rows naming a GPU the machine lacks skip.

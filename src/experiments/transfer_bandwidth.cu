@@ -13,7 +13,6 @@
 #include <string>
 
 #include "bench/state.hpp"
-#include "kernels/transfer/host_timing.hpp"
 #include "kernels/transfer/transfer_kernels.hpp"
 #include "memlab/buffer.hpp"
 

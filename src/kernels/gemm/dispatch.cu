@@ -332,23 +332,35 @@ gemm_target cached_target() {
   return it->second;
 }
 
-void run_tiles(tile_info const& ti, normalized const& q, workspace_layout const& w, char* ws, cudaStream_t st) {
+/// The row-major problem the tiled and ladder kernels read: op(A) = A^T and op(B) = B^T are
+/// first packed row-major into the workspace (its pack_a and pack_b regions). Returns the
+/// problem and the batch strides of A and B as the kernels see them.
+struct packed {
   problem p;
+  long long sa, sb;
+};
+packed packed_problem(normalized const& q, workspace_layout const& w, char* ws, cudaStream_t st) {
+  packed r{problem{}, q.sa, q.sb};
+  problem& p = r.p;
   p.m = q.m, p.n = q.n, p.k = q.k, p.alpha = q.alpha, p.beta = q.beta;
   p.a = q.a, p.lda = q.lda, p.b = q.b, p.ldb = q.ldb, p.c = q.c, p.ldc = q.ldc;
-  long long sa = q.sa, sb = q.sb;
   if (q.ta) {  // op(A) = A^T: pack it row-major m x k
     float* dst = reinterpret_cast<float*>(ws);
     long long const ld = round4(q.k);
     launch_pack_transpose(q.a, q.lda, q.sa, q.m, q.k, dst, ld, q.m * ld, q.batch, st);
-    p.a = dst, p.lda = ld, sa = q.m * ld;
+    p.a = dst, p.lda = ld, r.sa = q.m * ld;
   }
-  if (q.tb) {
+  if (q.tb) {  // op(B) = B^T: pack it row-major k x n
     float* dst = reinterpret_cast<float*>(ws + w.pack_a);
     long long const ld = round4(q.n);
     launch_pack_transpose(q.b, q.ldb, q.sb, q.k, q.n, dst, ld, q.k * ld, q.batch, st);
-    p.b = dst, p.ldb = ld, sb = q.k * ld;
+    p.b = dst, p.ldb = ld, r.sb = q.k * ld;
   }
+  return r;
+}
+
+void run_tiles(tile_info const& ti, normalized const& q, workspace_layout const& w, char* ws, cudaStream_t st) {
+  auto [p, sa, sb] = packed_problem(q, w, ws, st);
   // One matrix, no split: the ladder's launchers, which also move thin remainder strips to
   // a small-tile kernel when that saves a wave (4097^3).
   if (q.batch == 1 && w.splits == 1) {
@@ -417,22 +429,7 @@ void run_skinny(normalized const& q, gemm_shape const& s, workspace_layout const
 }
 
 void run_variant(variant_entry const& v, normalized const& q, workspace_layout const& w, char* ws, cudaStream_t st) {
-  problem p;
-  p.m = q.m, p.n = q.n, p.k = q.k, p.alpha = q.alpha, p.beta = q.beta;
-  p.a = q.a, p.lda = q.lda, p.b = q.b, p.ldb = q.ldb, p.c = q.c, p.ldc = q.ldc;
-  long long sa = q.sa, sb = q.sb;
-  if (q.ta) {
-    float* dst = reinterpret_cast<float*>(ws);
-    long long const ld = round4(q.k);
-    launch_pack_transpose(q.a, q.lda, q.sa, q.m, q.k, dst, ld, q.m * ld, q.batch, st);
-    p.a = dst, p.lda = ld, sa = q.m * ld;
-  }
-  if (q.tb) {
-    float* dst = reinterpret_cast<float*>(ws + w.pack_a);
-    long long const ld = round4(q.n);
-    launch_pack_transpose(q.b, q.ldb, q.sb, q.k, q.n, dst, ld, q.k * ld, q.batch, st);
-    p.b = dst, p.ldb = ld, sb = q.k * ld;
-  }
+  auto [p, sa, sb] = packed_problem(q, w, ws, st);
   for (int z = 0; z < q.batch; ++z) {
     problem pz = p;
     pz.a += z * sa, pz.b += z * sb, pz.c += z * q.sc;

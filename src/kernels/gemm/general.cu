@@ -61,8 +61,9 @@ __device__ __forceinline__ void stage_s(skinny_args const& a, float const* sb, i
 }
 
 /// X(j, kk) contiguous in j (x_pos == 1): each thread owns 4 outputs j of every S row and
-/// walks the split's K range; S(i, kk) comes from shared memory as a broadcast. VEC: the
-/// 4 j are one 16-byte load; otherwise lanes take j = t, t + 256, ... (still coalesced).
+/// walks its group's quarter of every staged step of the split's K range; S(i, kk) comes
+/// from shared memory as a broadcast. VEC: the 4 j are one 16-byte load; otherwise lanes
+/// take j = t, t + 64, ... (still coalesced).
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_args a) {
   __shared__ __align__(16) float ss[S][kStreamKc + 4];
