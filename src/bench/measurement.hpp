@@ -2,6 +2,7 @@
 // What one timing of a launch yields (docs/timing.md): per-launch samples summarised, the
 // noise a second run would see, how the samples were taken, and the GPU's state meanwhile.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct measurement {
   int batch = 1;                   ///< N: a sample is (time of 2N launches - time of N) / N
   std::string note;                ///< why a batch was not a graph, when it was not
   gpu_window gpu;                  ///< NVML before and after the samples (gpu null: not read)
+  /// Batched rows whose probe came within a factor of two of batch_below_ms: the launch also
+  /// timed alone with events (cold, as an unbatched row is), so that a second run whose probe
+  /// fell on the other side of the threshold is compared like with like (docs/timing.md).
+  std::optional<sample_summary> cold_events;
+  std::optional<noise_estimate> cold_events_noise;
 
   /// The row's `timing` object: method, batch, noise_method, the two estimates, rel_stdev.
   nlohmann::json timing_json() const {
@@ -32,6 +38,12 @@ struct measurement {
       j["per_launch"] = "slope: (time of 2N launches - time of N launches) / N";
       j["cache"] = "warm: launches back to back, each finds what the previous one left in L2";
     }
+    if (cold_events && cold_events_noise)
+      j["cold_events"] = {{"ms", cold_events->median},
+                          {"noise", cold_events_noise->noise},
+                          {"samples", cold_events->samples},
+                          {"why", "the probe was within 2x of the batching threshold: also timed one launch at a "
+                                  "time, as a run that did not batch it would"}};
     return j;
   }
 };

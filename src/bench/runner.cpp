@@ -352,7 +352,8 @@ measurement run_context::measure(launcher const& launch) {
     // Three single launches say whether this is a microsecond kernel.
     std::vector<double> probe;
     for (int i = 0; i < 3; ++i) probe.push_back(timed(one, 1));
-    int n = batch_size_for(median(probe));
+    double const probed = median(probe);
+    int n = batch_size_for(probed);
     before = gpu_->read();
     timing_options t = timing_;
     t.warmup = 0;
@@ -360,6 +361,11 @@ measurement run_context::measure(launcher const& launch) {
       samples = sample_until_stable([&] { return timed(one, 1); }, t);
     } else {
       samples = sample_batches(launch, n, t, m);
+      if (probed >= cold_also_above_ms) {
+        auto const alone = sample_until_stable([&] { return timed(one, 1); }, t);
+        m.cold_events = summarize(alone);
+        m.cold_events_noise = estimate_noise(alone, between_run_noise_floor);
+      }
     }
   }
   std::optional<gpu_reading> const after = gpu_->read();

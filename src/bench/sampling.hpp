@@ -36,6 +36,9 @@ std::vector<double> sample_until_stable(std::function<double()> const& one_sampl
 /// Kernels whose single launch takes less than this are timed in batches of N launches a
 /// sample: a few microseconds are within the events' resolution and the launch gaps.
 inline constexpr double batch_below_ms = 0.05;
+/// Batched rows whose probe is at least this are also timed one launch at a time (the gray
+/// band below batch_below_ms where a second run's probe may land on the other side).
+inline constexpr double cold_also_above_ms = batch_below_ms / 2;
 /// A batch is sized to take at least this long on the GPU.
 inline constexpr double batch_target_ms = 0.1;
 inline constexpr int max_batch = 4096;

@@ -92,6 +92,7 @@ void state::take(measurement const& m) {
   row_.max_ms = s.max;
   row_.samples = s.samples;
   row_.timing = m.timing_json();
+  apply_noise_floor();
   // Batched launches run back to back: only the first of a batch found L2 flushed, and the
   // slope cancels it, so the row is warm whatever --hot/--cold asked (timing.cache says so).
   if (m.batch > 1) row_.cold = false;
@@ -144,6 +145,24 @@ void state::set_samples(std::vector<double> const& ms, std::string const& method
   m.method = method;
   m.gpu = ctx_->gpu_since_last_reading();
   take(m);
+}
+
+void state::set_noise_floor(double floor, std::string why) {
+  MEMLAB_EXPECTS(floor >= 0.0 && floor < 1.0, "a noise floor is a fraction in [0, 1)");
+  noise_floor_ = floor;
+  noise_floor_why_ = std::move(why);
+  apply_noise_floor();
+}
+
+void state::apply_noise_floor() {
+  if (noise_floor_ <= 0.0 || !row_.noise || !row_.timing.is_object()) return;
+  if (noise_floor_ <= row_.timing.value("noise_floor", 0.0)) return;
+  row_.timing["noise_floor"] = noise_floor_;
+  row_.timing["noise_floor_why"] = noise_floor_why_;
+  if (*row_.noise < noise_floor_) {
+    row_.noise = noise_floor_;
+    row_.timing["noise_method"] = "floor";
+  }
 }
 
 void state::set_peer(std::string const& name, double peer_median_ms) {

@@ -123,6 +123,11 @@ class state {
   /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per
   /// sample in the order taken; `method` says how ("events" or "host").
   void set_samples(std::vector<double> const& ms, std::string const& method = "events");
+  /// Raises this row's between-run noise floor above the harness's (stats.hpp) when what it
+  /// times varies between processes for reasons the samples of one run cannot show: copies
+  /// over PCIe and through host memory (between_run_noise_floor_host). `why` goes into the
+  /// row's timing.noise_floor_why. Applies to the timing taken before or after the call.
+  void set_noise_floor(double floor, std::string why);
   /// Records a peer measured by the experiment itself (ratio = peer_ms / median_ms).
   void set_peer(std::string const& name, double peer_median_ms);
 
@@ -151,6 +156,10 @@ class state {
   /// exec_peer's and measure_once's cache: `launch` measured once per point and name.
   measurement const& measured_in_point(std::string const& name, launcher const& launch);
 
+  void apply_noise_floor();
+
+  double noise_floor_ = 0.0;  ///< set_noise_floor's (0: the harness's alone)
+  std::string noise_floor_why_;
   run_context* ctx_;
   experiment const* exp_;
   std::map<std::string, param_value> point_;

@@ -47,6 +47,18 @@ inline constexpr double between_run_noise_floor = 0.005;
 /// (launch timing jitter between processes), 6 of them beyond 2%.
 inline constexpr double between_run_noise_floor_batched = 0.02;
 
+/// Rows whose work crosses the host, for the lent H200 (a 16-vCPU VM, one NUMA node exposed,
+/// PCIe Gen5 x16): two default suites of one build (results/nvidia-h200/repeat/, stop 20) put
+/// the 363 transfer rows far apart while each run's samples were tight, so these floors are
+/// the 95th percentiles of |B/A - 1| by class (docs/timing.md, "Rows that cross the host").
+/// Copies over PCIe taking at least 50 us (84 rows): p95 0.049-0.077.
+inline constexpr double between_run_noise_floor_pcie = 0.05;
+/// Copies over PCIe shorter than 50 us, latency-bound (115 rows): p95 0.13-0.26.
+inline constexpr double between_run_noise_floor_pcie_short = 0.15;
+/// Host work: pageable copies (the driver's staging memcpy) and driver calls timed on the
+/// host (87 rows): p95 0.30. Host memory bandwidth and CPU clocks are shared on a VM.
+inline constexpr double between_run_noise_floor_host = 0.30;
+
 /// Samples in the order they were taken (the chunks are contiguous runs of them).
 /// Deterministic: the bootstrap uses a fixed seed, so the same samples give the same noise
 /// on every machine. Fewer than 2 samples, or a median <= 0, give 0 ("bootstrap").

@@ -16,6 +16,7 @@
 #include "bench/state.hpp"
 #include "kernels/transfer/transfer_kernels.hpp"
 #include "memlab/buffer.hpp"
+#include "transfer_noise.hpp"
 
 namespace {
 
@@ -99,6 +100,7 @@ void batching_body(state& s) {
   s.set_extra("layout", "host contiguous (pinned), device pieces at stride 2 x piece_bytes");
   s.set_extra("copy_calls", packed ? 1 : static_cast<std::int64_t>(n));
   s.exec(issue);
+  set_host_noise_floor(s, host_crossing::pcie);
 
   if (!packed) {
     // Linear in N, fitted on one and two separate copies timed in this point (a row never

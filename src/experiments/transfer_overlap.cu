@@ -28,6 +28,7 @@
 #include "kernels/transfer/transfer_kernels.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/staged_transform.hpp"
+#include "transfer_noise.hpp"
 
 namespace {
 
@@ -314,6 +315,7 @@ void overlap_body(state& s) {
     s.set_extra("sampling", "capped: at most 0.4-0.5 s, at least 5 samples");
   }
   s.set_samples(bench::sample_until_stable(run_once, policy), variant == "guide_staged" ? "events" : "host");
+  bench::set_host_noise_floor(s, pageable ? bench::host_crossing::host : bench::host_crossing::pcie);
 
   double const tT = t.h2d + t.d2h, tE = t.kernel;
   double const tsum = t.h2d + t.kernel + t.d2h;

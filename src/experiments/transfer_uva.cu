@@ -15,6 +15,7 @@
 #include "kernels/transfer/transfer_kernels.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/device.hpp"
+#include "transfer_noise.hpp"
 
 namespace {
 
@@ -140,6 +141,7 @@ void pointer_row(state& s, std::string const& kind) {
       policy),
       "host");
   s.set_extra("timed_with", "host clock, ms per cudaPointerGetAttributes call (1000 calls per sample)");
+  set_host_noise_floor(s, host_crossing::host);
 }
 
 void peer_row(state& s, bool with_access) {

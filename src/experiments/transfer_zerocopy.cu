@@ -19,6 +19,7 @@
 #include "bench/state.hpp"
 #include "kernels/transfer/transfer_kernels.hpp"
 #include "memlab/buffer.hpp"
+#include "transfer_noise.hpp"
 
 namespace {
 
@@ -114,6 +115,7 @@ void zerocopy_body(state& s) {
   s.set_extra("bytes_counted", twice ? "bytes crossing PCIe in the mapped kernel: the input twice"
                                      : "bytes crossing PCIe, once");
   s.exec(mapped);
+  set_host_noise_floor(s, host_crossing::pcie);
   s.set_peer("copy+kernel", s.measure(explicit_copy).median);  // ratio_to_peer > 1: zero-copy faster
 }
 

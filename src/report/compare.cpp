@@ -174,6 +174,24 @@ struct matched_row {
   double na, nb;                 ///< noises (0 when absent)
 };
 
+bool batched(json const& r) { return num(obj(r, "timing"), "batch").value_or(1.0) > 1.0; }
+
+/// A row's median and noise as compared with `other`'s. When one run batched a launch and the
+/// other timed it alone (its probe fell on the other side of the batching threshold), the
+/// batched row's `timing.cold_events` — the same launch also timed alone — is what compares
+/// like with like. Records without it compare their medians.
+std::pair<std::optional<double>, double> comparable_timing(json const& r, json const& other) {
+  json const& cold = obj(obj(r, "timing"), "cold_events");
+  if (batched(r) && !batched(other) && num(cold, "ms")) return {num(cold, "ms"), num(cold, "noise").value_or(0.0)};
+  return {num(r, "median_ms"), num(r, "noise").value_or(0.0)};
+}
+
+matched_row match(json const& ra, json const& rb) {
+  auto const [ma, na] = comparable_timing(ra, rb);
+  auto const [mb, nb] = comparable_timing(rb, ra);
+  return {ra, rb, ma, mb, na, nb};
+}
+
 std::string timed_cell(std::optional<double> m, double n) {
   return m ? fmt(*m) + " ± " + fmt(n * 100.0) + "%" : std::string("—");
 }
@@ -240,8 +258,7 @@ comparison compare_rows(indexed const& a, indexed const& b, double threshold,
     auto it = b.by_key.find(row_key(*ra));
     if (it == b.by_key.end()) continue;
     json const& rb = *it->second;
-    matched_row const m{*ra, rb, num(*ra, "median_ms"), num(rb, "median_ms"), num(*ra, "noise").value_or(0.0),
-                        num(rb, "noise").value_or(0.0)};
+    matched_row const m = match(*ra, rb);
     std::string ratio = "—";
     std::string const verdict = row_verdict(m, threshold, headline_keys, c, ratio);
     std::string const line = row_label(*ra) + " " + timed_cell(m.ma, m.na) + " | " + timed_cell(m.mb, m.nb) + " | " +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/runner.hpp"
+#include "bench/state.hpp"
 #include "gpu_test.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
@@ -74,6 +75,42 @@ TEST(CoreTiming, LaunchersThatSynchronizeFallBackToBackToBackLaunches) {
   EXPECT_GE(m.batch, 2);
   EXPECT_EQ(cudaSuccess, cudaGetLastError()) << "the capture error is cleared";
   EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+}
+
+TEST(CoreTiming, BatchedLaunchesNearTheThresholdAreAlsoTimedAlone) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  // A 35 us spin: batched (under 50 us) but in the gray band (at least 25 us), so a run whose
+  // probe lands above 50 us has a like-for-like timing to meet.
+  measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(cycles_for_us(35.0), nullptr); });
+  ASSERT_GT(m.batch, 1);
+  ASSERT_TRUE(m.cold_events.has_value());
+  EXPECT_GT(m.cold_events->samples, 0);
+  // Alone, a launch also pays its gap: no faster than batched, and within a few us of it.
+  EXPECT_GE(m.cold_events->median, 0.98 * m.summary.median);
+  EXPECT_LT(m.cold_events->median, m.summary.median + 0.02);
+  EXPECT_TRUE(m.timing_json().contains("cold_events"));
+  // A 5 us spin is far below the band: batched only.
+  measurement const s5 = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(cycles_for_us(5.0), nullptr); });
+  EXPECT_FALSE(s5.cold_events.has_value());
+}
+
+TEST(CoreTiming, ANoiseFloorRaisesTheReportedNoiseAndSaysWhy) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  experiment e;
+  e.id = "test.floor";
+  state s(ctx, e, {});
+  s.exec([&](cudaStream_t st) { spin<<<1, 32, 0, st>>>(cycles_for_us(100.0), nullptr); });
+  ASSERT_TRUE(s.result().noise.has_value());
+  EXPECT_LT(*s.result().noise, 0.15) << "a fixed spin is steadier than the floor set next";
+  s.set_noise_floor(0.15, "because");
+  EXPECT_DOUBLE_EQ(*s.result().noise, 0.15);
+  EXPECT_EQ(s.result().timing["noise_method"], "floor");
+  EXPECT_EQ(s.result().timing["noise_floor_why"], "because");
+  EXPECT_THROW(s.set_noise_floor(1.5, "no"), memlab::error);
 }
 
 TEST(CoreTiming, LongKernelsKeepOneLaunchPerSample) {
