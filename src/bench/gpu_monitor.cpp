@@ -55,7 +55,11 @@ gpu_window summarize_window(gpu_reading const& before, gpu_reading const& after)
   g["window_s"] = dt;
   // The energy counter integrates over the whole window: the average power the samples drew,
   // which the two instantaneous readings (taken with the GPU idle) do not show.
-  if (before.energy_mj && after.energy_mj && *after.energy_mj >= *before.energy_mj && dt > 0)
+  // The counter advances in steps (the driver's power sampling, tens of milliseconds apart):
+  // over a short window it shows no step or two (the H200's records of stop 21 had averages
+  // of 0 W and 2228 W beside 600 W readings), so the average is given only over a window
+  // long enough for a step to be a small part of it.
+  if (before.energy_mj && after.energy_mj && *after.energy_mj >= *before.energy_mj && dt >= energy_window_min_s)
     g["power_w"]["avg"] = static_cast<double>(*after.energy_mj - *before.energy_mj) * 1e-3 / dt;
   std::uint64_t const mask = before.reasons.value_or(0) | after.reasons.value_or(0);
   if (before.reasons || after.reasons) g["clocks_event_reasons"] = reason_names(mask);

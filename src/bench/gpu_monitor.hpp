@@ -42,8 +42,11 @@ struct gpu_window {
   bool throttled = false;                     ///< power or thermal throttling seen
   std::vector<std::string> throttle_reasons;  ///< which (names above, plus power/thermal_violation)
 };
+/// The shortest window over which the energy counter's average power is reported.
+inline constexpr double energy_window_min_s = 1.0;
+
 /// From the readings before and after the samples: min/max of clocks, power and temperature,
-/// the average power from the energy counter, the OR of the reasons seen, and whether the
+/// the average power from the energy counter (windows of at least energy_window_min_s), the OR of the reasons seen, and whether the
 /// power or thermal violation counters advanced in between.
 gpu_window summarize_window(gpu_reading const& before, gpu_reading const& after);
 

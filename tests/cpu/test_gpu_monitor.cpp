@@ -73,6 +73,16 @@ TEST(GpuMonitor, ViolationCountersCatchThrottlingBetweenTheReadings) {
   EXPECT_DOUBLE_EQ(w.gpu["power_w"]["avg"].get<double>(), 400.0);
 }
 
+TEST(GpuMonitor, ShortWindowsGiveNoAveragePower) {
+  // 20 ms: the energy counter may have stepped once (here 45 J, "2250 W") or not at all.
+  auto a = reading(0, 1980, 2619, 600, 35, 0), b = reading(0.02, 1980, 2619, 600, 35, 0);
+  a.energy_mj = 1'000'000;
+  b.energy_mj = 1'045'000;
+  auto const w = summarize_window(a, b);
+  EXPECT_FALSE(w.gpu["power_w"].contains("avg")) << w.gpu.dump();
+  EXPECT_DOUBLE_EQ(w.gpu["power_w"]["max"].get<double>(), 600.0);
+}
+
 TEST(GpuMonitor, WithoutTheGpuItSaysWhyAndReadsNothing) {
   // No GPU at this bus id, whether or not the machine has a driver (and the build may lack
   // nvml.h): the monitor must construct, say why, and return no readings.
