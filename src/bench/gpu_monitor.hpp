@@ -46,8 +46,8 @@ struct gpu_window {
 inline constexpr double energy_window_min_s = 1.0;
 
 /// From the readings before and after the samples: min/max of clocks, power and temperature,
-/// the average power from the energy counter (windows of at least energy_window_min_s), the OR of the reasons seen, and whether the
-/// power or thermal violation counters advanced in between.
+/// the average power from the energy counter (windows of at least energy_window_min_s), the
+/// OR of the reasons seen, and whether the power or thermal violation counters advanced.
 gpu_window summarize_window(gpu_reading const& before, gpu_reading const& after);
 
 class gpu_monitor {
