@@ -11,6 +11,12 @@
 
 namespace memlab::bench {
 
+/// The same launch timed one at a time with events (see measurement::cold_events).
+struct alone_timing {
+  sample_summary summary;
+  noise_estimate noise;
+};
+
 struct measurement {
   sample_summary summary;          ///< of the per-launch times, in ms
   noise_estimate noise;            ///< what the row reports as `noise`
@@ -21,8 +27,7 @@ struct measurement {
   /// Batched rows whose probe came within a factor of two of batch_below_ms: the launch also
   /// timed alone with events (cold, as an unbatched row is), so that a second run whose probe
   /// fell on the other side of the threshold is compared like with like (docs/timing.md).
-  std::optional<sample_summary> cold_events;
-  std::optional<noise_estimate> cold_events_noise;
+  std::optional<alone_timing> cold_events;
 
   /// The row's `timing` object: method, batch, noise_method, the two estimates, rel_stdev.
   nlohmann::json timing_json() const {
@@ -38,10 +43,10 @@ struct measurement {
       j["per_launch"] = "slope: (time of 2N launches - time of N launches) / N";
       j["cache"] = "warm: launches back to back, each finds what the previous one left in L2";
     }
-    if (cold_events && cold_events_noise)
-      j["cold_events"] = {{"ms", cold_events->median},
-                          {"noise", cold_events_noise->noise},
-                          {"samples", cold_events->samples},
+    if (cold_events)
+      j["cold_events"] = {{"ms", cold_events->summary.median},
+                          {"noise", cold_events->noise.noise},
+                          {"samples", cold_events->summary.samples},
                           {"why", "the probe was within 2x of the batching threshold: also timed one launch at a "
                                   "time, as a run that did not batch it would"}};
     return j;

@@ -363,8 +363,7 @@ measurement run_context::measure(launcher const& launch) {
       samples = sample_batches(launch, n, t, m);
       if (probed >= cold_also_above_ms) {
         auto const alone = sample_until_stable([&] { return timed(one, 1); }, t);
-        m.cold_events = summarize(alone);
-        m.cold_events_noise = estimate_noise(alone, between_run_noise_floor);
+        m.cold_events = alone_timing{summarize(alone), estimate_noise(alone, between_run_noise_floor)};
       }
     }
   }
