@@ -269,6 +269,14 @@ inline int gpu_of(bench::state& s, std::string const& axis) {
   return g;
 }
 
+/// The bandwidth rows' size axis: 256 MiB a direction (32 MiB with --quick), at least 16
+/// bytes (one 16-byte vector).
+inline bench::axis link_bytes_axis() {
+  bench::axis a = bench::int_axis("bytes", {std::int64_t{256} << 20}, {std::int64_t{32} << 20});
+  a.min_value = 16;
+  return a;
+}
+
 #if MEMLAB_HAVE_NCCL
 #define MEMLAB_NCCL_CHECK(call)                                                                         \
   do {                                                                                                  \

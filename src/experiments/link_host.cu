@@ -290,9 +290,7 @@ registrar const reg_host{[] {
   e.seed_ref = "000 §9.1";
   e.axes = {string_axis("gpu", gpu_values(), {"0", "all"}),
             string_axis("direction", {"h2d", "d2h", "both"}),
-            int_axis("bytes", {std::int64_t{256} << 20}, {std::int64_t{32} << 20}),
-            variant_axis({"ce", "sm"})};
-  e.axes[2].min_value = 16;
+            link_bytes_axis(), variant_axis({"ce", "sm"})};
   e.body = host_body;
   e.describe_axis("gpu", "", "the GPU (0..7; a GPU the machine lacks is a skipped row) or all GPUs at once");
   e.describe_axis("direction", "", "host to device, device to host, or both at once");

@@ -270,11 +270,9 @@ registrar const reg_peer{[] {
   e.seed_ref = "000 §9.1.4";
   e.axes = {int_axis("src", gpu_ids(), {0, 1}), int_axis("dst", gpu_ids(), {0, 1}),
             string_axis("direction", {"uni", "bi"}),
-            int_axis("bytes", {std::int64_t{256} << 20}, {std::int64_t{32} << 20}),
-            variant_axis({"ce", "ce_no_access", "sm_push", "sm_pull"}, {"ce", "sm_push"})};
+            link_bytes_axis(), variant_axis({"ce", "ce_no_access", "sm_push", "sm_pull"}, {"ce", "sm_push"})};
   e.axes[0].min_value = 0;
   e.axes[1].min_value = 0;
-  e.axes[3].min_value = 16;
   e.body = peer_body;
   e.describe_axis("src", "", "the GPU the data comes from");
   e.describe_axis("dst", "", "the GPU the data goes to");
@@ -334,12 +332,10 @@ registrar const reg_fanout{[] {
   e.description = "one GPU to all others and all to one at once: copy engines vs SM push kernels";
   e.seed_ref = "000 §9.1.4";
   e.axes = {int_axis("root", gpu_ids(), {0}), string_axis("engine", {"ce", "sm"}),
-            int_axis("bytes", {std::int64_t{256} << 20}, {std::int64_t{32} << 20}),
-            variant_axis({"one_to_all", "all_to_one"})};
+            link_bytes_axis(), variant_axis({"one_to_all", "all_to_one"})};
   e.axes[0].values = {std::int64_t{0}};
   e.axes[0].min_value = 0;
   e.axes[0].max_value = 7;
-  e.axes[2].min_value = 16;
   e.body = fanout_body;
   e.describe_axis("root", "", "the GPU that sends to all or receives from all");
   e.describe_axis("engine", "", "ce: cudaMemcpyPeerAsync per peer; sm: our copy kernel pushing from each sender");
