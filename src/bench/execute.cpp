@@ -31,7 +31,8 @@ nlohmann::json to_json(run_plan const& p) {
             {"timeout_s", t.timeout_s},
             {"warmup", t.warmup},
             {"profile", t.profile},
-            {"discard_throttled", t.discard_throttled}}},
+            {"discard_throttled", t.discard_throttled},
+            {"flush", t.flush}}},
           {"quick", p.quick},
           {"seed", p.seed},
           {"ceiling_gbps", opt(p.ceiling_gbps)},
@@ -61,6 +62,7 @@ run_plan plan_from_json(nlohmann::json const& j) {
   p.timing.warmup = t.at("warmup").get<int>();
   p.timing.profile = t.at("profile").get<bool>();
   p.timing.discard_throttled = t.at("discard_throttled").get<bool>();
+  p.timing.flush = t.at("flush").get<std::string>();
   p.quick = j.at("quick").get<bool>();
   p.seed = j.at("seed").get<std::uint64_t>();
   if (!j.at("ceiling_gbps").is_null()) p.ceiling_gbps = j["ceiling_gbps"].get<double>();

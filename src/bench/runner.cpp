@@ -14,6 +14,7 @@
 
 #include "bench/empty_kernel.hpp"
 #include "bench/execute.hpp"
+#include "bench/flush_kernel.hpp"
 #include "bench/worker.hpp"
 #include "memlab/error.hpp"
 #include "memlab/version.hpp"
@@ -261,8 +262,22 @@ bool capture(launcher const& launch, cudaStream_t s, int n, graph_exec& g, std::
 run_context::run_context(device_info dev, timing_options timing, bool quick, std::uint64_t seed)
     : device_(std::move(dev)), timing_(timing), quick_(quick), seed_(seed) {
   // Twice the L2, so a memset evicts everything the previous sample left.
-  if (timing_.cold) flush_ = device_buffer<char>(std::max<std::size_t>(2 * device_.l2_bytes, 1 << 20));
+  MEMLAB_EXPECTS(timing_.flush == "write" || timing_.flush == "read",
+                 "the L2 flush is 'write' or 'read', not '" + timing_.flush + "'");
+  if (timing_.cold) {
+    flush_ = device_buffer<char>(std::max<std::size_t>(2 * device_.l2_bytes, 1 << 20));
+    flush_.fill_bytes(0);  // the read flush's sum of zeros never writes its sink
+    MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   gpu_ = std::make_unique<gpu_monitor>(pci_bus_id(device_));
+}
+
+void run_context::flush_l2(cudaStream_t s) {
+  if (timing_.flush == "read") {
+    flush_l2_by_reading(flush_.data(), flush_.size(), flush_sink_.data(), s);
+  } else {
+    flush_.fill_bytes(0, s);
+  }
 }
 
 /// A microsecond launch, timed as the slope of batches: one sample is the time of 2N launches
@@ -275,7 +290,7 @@ std::vector<double> run_context::sample_batches(launcher const& launch, int n, t
                                                 measurement& m) {
   cudaStream_t const s = stream_.get();
   auto timed = [&](auto const& issue) {
-    if (timing_.cold) flush_.fill_bytes(0, s);
+    if (timing_.cold) flush_l2(s);
     start_.record(s);
     issue();
     stop_.record(s);
@@ -332,7 +347,7 @@ measurement run_context::measure(launcher const& launch) {
   std::optional<gpu_reading> before;
   // One sample: L2 flushed (cold), then `issue` between the events; ms per launch of n.
   auto timed = [&](auto const& issue, int n) {
-    if (timing_.cold) flush_.fill_bytes(0, s);
+    if (timing_.cold) flush_l2(s);
     start_.record(s);
     issue();
     stop_.record(s);
@@ -565,6 +580,7 @@ void write_header(run_record& record, run_options const& opt, device_info const&
                            {"warmup", opt.timing.warmup},         {"profile", opt.timing.profile},
                            {"quick", opt.quick},                  {"seed", opt.seed},
                            {"discard_throttled", opt.timing.discard_throttled},
+                           {"flush", opt.timing.flush},
                            {"stop_rule", stop_rule_text},
                            {"noise_estimator", "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
                            {"batch_below_ms", batch_below_ms}, {"batch_target_ms", batch_target_ms}};

@@ -78,7 +78,10 @@ class run_context {
   // before the launches an experiment issues on stream().
   memlab::stream stream_{cudaStreamDefault};
   memlab::event start_, stop_;
-  memlab::device_buffer<char> flush_;  ///< 2x L2, allocated once, memset before cold samples
+  memlab::device_buffer<char> flush_;  ///< 2x L2, allocated once, zeroed; memset or read before cold samples
+  memlab::device_buffer<int> flush_sink_{1};  ///< the read flush's never-written output
+  /// Evicts L2 before a cold sample, as timing_.flush says (memset or read of flush_).
+  void flush_l2(cudaStream_t s);
   std::unique_ptr<gpu_monitor> gpu_;
   std::optional<gpu_reading> last_reading_;
 

@@ -66,6 +66,9 @@ TEST(Cli, BadOptionsAreUsageErrors) {
   EXPECT_EQ(cli({"frobnicate"}).code, 2);
   EXPECT_EQ(cli({"run", "--max-noise", "-1"}).code, 2);
   EXPECT_EQ(cli({"run", "--device", "zero"}).code, 2);
+  auto flush = cli({"run", "--flush", "sideways"});
+  EXPECT_EQ(flush.code, 2);
+  EXPECT_NE(flush.err.find("flush"), std::string::npos) << flush.err;
   EXPECT_EQ(cli({"--help"}).code, 0);
   auto v = cli({"--version"});
   EXPECT_EQ(v.code, 0);
