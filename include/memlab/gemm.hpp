@@ -129,6 +129,10 @@ gemm_plan gemm_parse_plan(std::string const& name);
 /// fastest first by the model; the first is gemm_select's. Pure: no CUDA calls.
 std::vector<gemm_plan> gemm_candidates(gemm_shape const& shape, gemm_target const& target);
 
+/// The model's time for any plan on `shape` (microseconds; what gemm_candidates ranks by;
+/// a ladder variant is modelled as one 128 x 128 tile kernel). Pure: no CUDA calls.
+double gemm_plan_model_us(gemm_plan const& plan, gemm_shape const& shape, gemm_target const& target);
+
 /// The dispatcher: the model's fastest plan for `shape` on `target` (always runnable there).
 gemm_plan gemm_select(gemm_shape const& shape, gemm_target const& target);
 
