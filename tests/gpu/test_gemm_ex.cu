@@ -419,7 +419,7 @@ TEST(GemmEx, DefaultPlansAtTheSlowShapes) {
       {1, big, small ? 2752LL : 11008LL, 0, 0, 0, 1.f, 0.f, 1},
       {16, 16, small ? 32768LL : 131072LL, 0, 0, 0, 1.f, 0.f, 1},
       {64, 64, small ? 16384LL : 65536LL, 0, 0, 0, 1.f, 0.f, 1},
-      {small ? 64LL : 128LL, small ? 64LL : 128LL, small ? 8192LL : 131072LL, 0, 0, 0, 1.f, 0.f, 1},
+      {small ? 64LL : 128LL, small ? 64LL : 128LL, small ? 8192LL : 32768LL, 0, 0, 0, 1.f, 0.f, 1},  // (131072 in gemm.shapes)
       {256, 256, 256, 0, 0, 0, 1.f, 0.f, 1}, {128, 128, 128, 0, 0, 0, 1.f, 0.f, 1},
       {512, 512, 512, 0, 0, 0, 1.f, 0.f, 1}, {1000, small ? 200LL : 1000LL, 1000, 0, 0, 0, 1.f, 0.f, 1},
   };

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -396,6 +399,41 @@ struct stream_scratch {
 
 constexpr int kMaxGridZ = 65535;
 
+/// The autotune cache's plan for `shape` on the current device, when the cache has one this
+/// device can run. The file is read once per process; a fault is one line on stderr, once.
+std::optional<gemm_plan> autotuned_plan(gemm_shape const& shape, gemm_target const& target) {
+  static std::mutex mu;
+  static bool loaded = false;
+  static gemm_autotune_cache cache;
+  static std::map<int, std::string> names;
+  int dev = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded) {
+    loaded = true;
+    std::string warning;
+    cache = gemm_autotune_cache::load(gemm_autotune_path(), &warning);
+    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+  }
+  auto nm = names.find(dev);
+  if (nm == names.end()) {
+    cudaDeviceProp prop{};
+    MEMLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    nm = names.emplace(dev, std::string(prop.name)).first;
+  }
+  auto const it = cache.plans.find(gemm_autotune_key(nm->second, shape));
+  if (it == cache.plans.end()) return std::nullopt;
+  gemm_plan plan = gemm_parse_plan(it->second.plan);  // checked when the file was read
+  if (!gemm_plan_unavailable(plan, shape, target).empty()) return std::nullopt;
+  plan.predicted_us = 0.0;
+  return plan;
+}
+
+bool env_on(char const* name) {
+  char const* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "1";
+}
+
 /// gemm_current_target() once per device ordinal: the SM count, shared memory and image
 /// do not change while the process runs, and each call would cost five attribute reads.
 gemm_target cached_target() {
@@ -552,6 +590,9 @@ void gemm_ex(gemm_params const& p) {
   gemm_shape const shape = gemm_shape_of(p);
   gemm_target const target = cached_target();
   if (!named) plan = gemm_select(shape, target);
+  if (!named && (p.autotune || env_on("MEMLAB_GEMM_AUTOTUNE"))) {
+    if (auto const tuned = autotuned_plan(shape, target)) plan = *tuned;
+  }
   std::string const why = gemm_plan_unavailable(plan, shape, target);
   MEMLAB_EXPECTS(why.empty(), "plan '" + plan.name() + "': " + why);
   normalized const q = normalize(p);
