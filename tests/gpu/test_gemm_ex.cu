@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -433,6 +435,59 @@ TEST(GemmEx, DefaultPlansAtTheSlowShapes) {
       device_problem dp(d);
       run_twice_and_check(d, ref, dp, "", target, &skipped);
     }
+}
+
+/// The autotune cache, opted in per call: the cached plan runs (its bits equal the same plan
+/// named explicitly) and a cached plan this shape cannot run is ignored (the dispatcher's
+/// choice runs instead). The cache file is read once per process: this is the only test
+/// that opts in, and it points MEMLAB_GEMM_AUTOTUNE_FILE at its own file first.
+TEST(GemmEx, AutotuneCacheIsReadOnlyWhenAskedFor) {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_target const target = memlab::gemm_current_target();
+  if (!memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("tile_64x64/s7"), {}, target).empty())
+    GTEST_SKIP() << "no cp.async tiles in this image";
+  std::string const file = ::testing::TempDir() + "memlab_gemm_autotune_test.json";
+  setenv("MEMLAB_GEMM_AUTOTUNE_FILE", file.c_str(), 1);
+  ex_case const t{64, 64, 4096, 0, 0, 0, 1.f, 0.f, 1};
+  problem_data const d = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::n}, t, 77);
+  auto const ref = reference(d);
+  device_problem dp(d);
+  auto p = params_for(d, dp.a.data(), dp.b.data(), dp.c.data());
+  int dev = 0;
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaSuccess, cudaGetDevice(&dev));
+  ASSERT_EQ(cudaSuccess, cudaGetDeviceProperties(&prop, dev));
+  memlab::gemm_autotune_cache cache;
+  cache.plans[memlab::gemm_autotune_key(prop.name, memlab::gemm_shape_of(p))] = {"tile_64x64/s7", 1.0};
+  memlab::gemm_shape other = memlab::gemm_shape_of(p);
+  other.n = 65;  // a plan no 64 x 65 problem can run with: gemv (m, n > 16) -> ignored
+  cache.plans[memlab::gemm_autotune_key(prop.name, other)] = {"gemv", 1.0};
+  cache.save(file);
+  auto run = [&](memlab::gemm_params q) {
+    dp.c.upload(d.hc);
+    memlab::gemm_ex(q);
+    EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+    return dp.c.download();
+  };
+  auto named = p;
+  named.plan = "tile_64x64/s7";
+  auto const want = run(named);
+  expect_matches(want, ref, d, "tile_64x64/s7 named");
+  auto tuned = p;
+  tuned.autotune = true;
+  auto const got = run(tuned);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << "the cached plan did not run";
+  // The unrunnable cached plan: the dispatcher's own choice runs, and is right.
+  ex_case const t2{64, 65, 4096, 0, 0, 0, 1.f, 0.f, 1};
+  problem_data const d2 = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::n}, t2, 78);
+  device_problem dp2(d2);
+  auto p2 = params_for(d2, dp2.a.data(), dp2.b.data(), dp2.c.data());
+  p2.autotune = true;
+  EXPECT_NO_THROW(memlab::gemm_ex(p2));
+  MEMLAB_EXPECT_LAUNCH_OK();
+  expect_matches(dp2.c.download(), reference(d2), d2, "unrunnable cached plan ignored");
+  unsetenv("MEMLAB_GEMM_AUTOTUNE_FILE");
+  std::remove(file.c_str());
 }
 
 /// More batch entries than one grid dimension holds (65535): the launches are chunked.
