@@ -272,6 +272,15 @@ TEST(GemmDispatch, ShapeOfFoldsColumnMajorIntoRowMajor) {
   EXPECT_FALSE(memlab::gemm_shape_of(p).aligned);
 }
 
+TEST(GemmDispatch, SplitPartialsStayBounded) {
+  for (auto const& s : {shape(2048, 2048, 1 << 20), shape(8192, 8192, 1 << 18), shape(16, 100000, 1 << 20),
+                        shape(1024, 1024, 1 << 22, 4)})
+    for (auto const& c : memlab::gemm_candidates(s, h100)) {
+      std::size_t const ws = memlab::gemm_workspace_bytes(s, c);
+      EXPECT_LE(ws, std::size_t(256) << 20) << c.name() << " at " << s.m << "x" << s.n << "x" << s.k;
+    }
+}
+
 TEST(GemmDispatch, PlanModelMatchesTheCandidates) {
   for (auto const& s : {shape(3000, 5000, 2000), shape(1, 4096, 4096), shape(64, 64, 65536), shape(7, 9, 11, 3)})
     for (auto const& c : memlab::gemm_candidates(s, h100))

@@ -39,6 +39,9 @@ constexpr double kGemvModelFit = 1.0;
 constexpr double kTile32x64ModelFit = 0.84;
 constexpr double kTile64x64ModelFit = 1.1;
 constexpr int kMinChunk = 64;           // no tile split walks fewer k than this (gemv: 128)
+// No split whose partials exceed this (splits x m x n floats): the workspace stays bounded
+// for huge outputs with deep K, where the model would trade 512 splits for a few percent.
+constexpr std::size_t kMaxPartialBytes = std::size_t(256) << 20;
 // Bytes in flight per SM that reach the DRAM bandwidth (hierarchy.inflight: plain loads
 // need ~64 KB on an H100/H200; cp.async copies, all outstanding, about 48 KB). A kernel's
 // fill is its resident bytes in flight over this; below 1 the DRAM time stretches by 1/fill.
@@ -337,6 +340,7 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
   if (skinny_eligible(s) && (!tiles || std::min(s.m, s.n) <= kGemvMaxSmallWithTiles || skinny_is_dot(s))) {
     gemm_plan best{"gemv", 1, 1e300};
     for (int sp : split_options(s.k, gemv_k_granule, gemv_k_granule, 1024)) {
+      if (sp > 1 && layout_of(s, gemm_plan{"gemv", sp, 0.0}).partials > kMaxPartialBytes) break;
       double const us = kGemvModelFit * skinny_model_us(s, sp, sms);
       if (us < best.predicted_us) best = {"gemv", sp, us};
     }
@@ -348,6 +352,7 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
       gemm_plan best{ti.name, 1, 1e300};
       double const fit = tile_fit(ti);
       for (int sp : split_options(s.k, ti.bk, kMinChunk, kMaxSplits)) {
+        if (sp > 1 && layout_of(s, gemm_plan{ti.name, sp, 0.0}).partials > kMaxPartialBytes) break;
         double const us = fit * tile_model_us(ti, s, sp, sms);
         if (us < best.predicted_us * 0.98) best = {ti.name, sp, us};  // fewer splits on a near tie
       }
