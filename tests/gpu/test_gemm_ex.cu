@@ -462,6 +462,17 @@ TEST(GemmEx, AutotuneCacheIsReadOnlyWhenAskedFor) {
   memlab::gemm_shape other = memlab::gemm_shape_of(p);
   other.n = 65;  // a plan no 64 x 65 problem can run with: gemv (m, n > 16) -> ignored
   cache.plans[memlab::gemm_autotune_key(prop.name, other)] = {"gemv", 1.0};
+  // A cached plan needing more scratch than the caller's workspace (sized for the
+  // dispatcher's plan) is ignored, never a throw: 64 x 64 x 2048 -> 256 splits, 4 MiB.
+  ex_case const t3{64, 64, 2048, 0, 0, 0, 1.f, 0.f, 1};
+  problem_data const d3 = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::n}, t3, 79);
+  device_problem dp3(d3);
+  auto p3 = params_for(d3, dp3.a.data(), dp3.b.data(), dp3.c.data());
+  memlab::gemm_shape const s3 = memlab::gemm_shape_of(p3);
+  memlab::gemm_plan const big = memlab::gemm_parse_plan("tile_32x64/s256");
+  std::size_t const own = memlab::gemm_workspace_bytes(s3, memlab::gemm_select(s3, target));
+  ASSERT_GT(memlab::gemm_workspace_bytes(s3, big), own);
+  cache.plans[memlab::gemm_autotune_key(prop.name, s3)] = {big.name(), 1.0};
   cache.save(file);
   auto run = [&](memlab::gemm_params q) {
     dp.c.upload(d.hc);
@@ -469,6 +480,8 @@ TEST(GemmEx, AutotuneCacheIsReadOnlyWhenAskedFor) {
     EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
     return dp.c.download();
   };
+  // The check below can fail only if the dispatcher's own plan differs from the cached one.
+  ASSERT_NE(memlab::gemm_select(memlab::gemm_shape_of(p), target).name(), "tile_64x64/s7");
   auto named = p;
   named.plan = "tile_64x64/s7";
   auto const want = run(named);
@@ -486,6 +499,12 @@ TEST(GemmEx, AutotuneCacheIsReadOnlyWhenAskedFor) {
   EXPECT_NO_THROW(memlab::gemm_ex(p2));
   MEMLAB_EXPECT_LAUNCH_OK();
   expect_matches(dp2.c.download(), reference(d2), d2, "unrunnable cached plan ignored");
+  device_buffer<float> scratch(own / sizeof(float) + 1);
+  p3.autotune = true;
+  p3.workspace = scratch.data(), p3.workspace_bytes = own;
+  EXPECT_NO_THROW(memlab::gemm_ex(p3));
+  MEMLAB_EXPECT_LAUNCH_OK();
+  expect_matches(dp3.c.download(), reference(d3), d3, "cached plan over the caller's workspace ignored");
   unsetenv("MEMLAB_GEMM_AUTOTUNE_FILE");
   std::remove(file.c_str());
 }

@@ -596,7 +596,10 @@ void gemm_ex(gemm_params const& p) {
   gemm_target const target = cached_target();
   if (!named) plan = gemm_select(shape, target);
   if (!named && (p.autotune || env_on("MEMLAB_GEMM_AUTOTUNE"))) {
-    if (auto const tuned = autotuned_plan(shape, target)) plan = *tuned;
+    // A caller's workspace sized for the dispatcher's plan (gemm_workspace_bytes of
+    // gemm_select) must not become a throw when the cached plan needs more: it is ignored.
+    auto const tuned = autotuned_plan(shape, target);
+    if (tuned && (p.workspace == nullptr || p.workspace_bytes >= layout_of(shape, *tuned).total())) plan = *tuned;
   }
   std::string const why = gemm_plan_unavailable(plan, shape, target);
   MEMLAB_EXPECTS(why.empty(), "plan '" + plan.name() + "': " + why);
