@@ -188,7 +188,8 @@ memlab::bench::registrar const reg{[] {
       }
       alts.push_back(j);
     }
-    s.set_verification(verify(pick.name()));
+    auto const pick_verdict = verify(pick.name());
+    s.set_verification(pick_verdict);
     s.set_extra("candidates", alts);
     {  // Deterministic: the pick again, from a poisoned C, must give the same bits.
       std::size_t const words = c.size();
@@ -220,7 +221,9 @@ memlab::bench::registrar const reg{[] {
       s.set_extra("best_plan", alt_wins ? best_alt : pick.name());
       s.set_extra("pick_vs_best", alt_wins ? best_alt_ms / *ms : 1.0);
       s.set_extra("predicted_vs_measured", pick.predicted_us * 1e-3 / *ms);
-      if (autotune_write) {
+      // Only a verified plan is cached: a failing pick with no faster verified alternative
+      // writes nothing.
+      if (autotune_write && (alt_wins || pick_verdict.status == memlab::bench::verdict::passed)) {
         int dev = 0;
         cudaDeviceProp prop{};
         MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
