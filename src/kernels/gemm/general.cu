@@ -46,6 +46,22 @@ __device__ __forceinline__ void put(skinny_out const& o, int i, int j, float acc
   *p = (o.raw || o.beta == 0.f) ? o.alpha * acc : o.alpha * acc + o.beta * *p;
 }
 
+/// This block's share of a skinny problem: batch z (blockIdx.z), split sp (blockIdx.y), the
+/// split's K range, and the batch's X and S.
+struct skinny_slice {
+  long long z;
+  int sp, k_begin, k_end;
+  float const* xs;
+  float const* sb;
+};
+__device__ __forceinline__ skinny_slice slice_of(skinny_args const& a) {
+  long long const z = blockIdx.z;
+  int const sp = static_cast<int>(blockIdx.y);
+  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
+  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
+  return {z, sp, k_begin, k_end, a.x + z * a.x_batch, a.s + z * a.s_batch};
+}
+
 /// S(i, k0 .. k0 + KC) into shared memory (zero past s_count and k_end). Consecutive
 /// threads walk S's contiguous direction: k when s_k == 1, i otherwise (S = op(B)'s columns
 /// of a row-major B: the i of one k are adjacent). Rows padded by 4 floats: the i-major
@@ -67,12 +83,7 @@ __device__ __forceinline__ void stage_s(skinny_args const& a, float const* sb, i
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_args a) {
   __shared__ __align__(16) float ss[S][kStreamKc + 4];
-  long long const z = blockIdx.z;
-  int const sp = static_cast<int>(blockIdx.y);
-  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
-  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
-  float const* const xs = a.x + z * a.x_batch;
-  float const* const sb = a.s + z * a.s_batch;
+  auto const [z, sp, k_begin, k_end, xs, sb] = slice_of(a);
   int const tid = static_cast<int>(threadIdx.x);
   int const lane = tid % kStreamLanes, group = tid / kStreamLanes;
   int const j_block = static_cast<int>(blockIdx.x) * kStreamOut;
@@ -156,12 +167,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args a) {
   __shared__ __align__(16) float ss[S][kDotKc + 4];
-  long long const z = blockIdx.z;
-  int const sp = static_cast<int>(blockIdx.y);
-  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
-  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
-  float const* const xs = a.x + z * a.x_batch;
-  float const* const sb = a.s + z * a.s_batch;
+  auto const [z, sp, k_begin, k_end, xs, sb] = slice_of(a);
   int const tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
   int const j0 = (static_cast<int>(blockIdx.x) * (kSkinnyThreads / 32) + warp) * kDotRows;
   float acc[kDotRows][S];
