@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,10 @@ struct gemm_params {
   /// (cudaMallocAsync) when the plan needs any. Must hold gemm_workspace_bytes().
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  /// With no plan named: use the autotune cache's measured plan for this GPU and shape when
+  /// it has one (gemm_autotune_path()). Also on when the environment sets
+  /// MEMLAB_GEMM_AUTOTUNE=1. Off by default: the dispatcher's model decides.
+  bool autotune = false;
 };
 
 /// Runs `p`. Invalid input (negative sizes, ld below the stored row or column, null
@@ -129,6 +134,10 @@ gemm_plan gemm_parse_plan(std::string const& name);
 /// fastest first by the model; the first is gemm_select's. Pure: no CUDA calls.
 std::vector<gemm_plan> gemm_candidates(gemm_shape const& shape, gemm_target const& target);
 
+/// The model's time for any plan on `shape` (microseconds; what gemm_candidates ranks by;
+/// a ladder variant is modelled as one 128 x 128 tile kernel). Pure: no CUDA calls.
+double gemm_plan_model_us(gemm_plan const& plan, gemm_shape const& shape, gemm_target const& target);
+
 /// The dispatcher: the model's fastest plan for `shape` on `target` (always runnable there).
 gemm_plan gemm_select(gemm_shape const& shape, gemm_target const& target);
 
@@ -141,5 +150,32 @@ std::size_t gemm_workspace_bytes(gemm_shape const& shape, gemm_plan const& plan)
 /// The row-major shape gemm_ex hands the dispatcher for these parameters (pointers read
 /// for alignment only, never dereferenced).
 gemm_shape gemm_shape_of(gemm_params const& p);
+
+// ---- autotune: measured plans cached on disk (opt-in) ---------------------------------------
+
+/// The cache file: $MEMLAB_GEMM_AUTOTUNE_FILE, else $XDG_CACHE_HOME/memlab/gemm-autotune.json,
+/// else $HOME/.cache/memlab/gemm-autotune.json; "" when none of them is set.
+std::string gemm_autotune_path();
+
+/// The cache key of a shape on a GPU (cudaDeviceProp::name):
+/// "NVIDIA H200|4096x8x4096b1|NN|a16" (row-major shape, transposes, 16-byte aligned or "u").
+std::string gemm_autotune_key(std::string const& gpu_name, gemm_shape const& shape);
+
+struct gemm_autotune_entry {
+  std::string plan;  ///< a gemm_plan name
+  double us = 0.0;   ///< its measured median (informative)
+};
+
+/// The cache: {"format": "memlab-gemm-autotune", "version": 1, "plans": {key: {"plan", "us"}}}.
+struct gemm_autotune_cache {
+  std::map<std::string, gemm_autotune_entry> plans;
+  /// A missing file is an empty cache. An unreadable or corrupt one (not JSON, another format
+  /// or version, an entry without a known plan) is an empty cache and `*warning` one line
+  /// naming the file and the fault; never a throw.
+  static gemm_autotune_cache load(std::string const& path, std::string* warning);
+  /// Writes the whole cache (the directory created; a temporary file renamed over the old
+  /// one). Throws memlab::error when the file cannot be written.
+  void save(std::string const& path) const;
+};
 
 }  // namespace memlab

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -126,7 +127,13 @@ memlab::bench::registrar const reg{[] {
     memlab::gemm_shape const shape = memlab::gemm_shape_of(p);
     std::vector<memlab::gemm_plan> cands = memlab::gemm_candidates(shape, memlab::gemm_current_target());
     double const flops = 2.0 * m * n * k * nb;
-    std::size_t const timed = flops > kPickOnlyFlop ? 1 : std::min(cands.size(), 1 + kAlternatives);
+    // MEMLAB_GEMM_AUTOTUNE_WRITE=1: every candidate is timed and the fastest is written to the
+    // autotune cache (memlab::gemm_autotune_path()), which gemm_ex reads when asked to.
+    char const* const tune_env = std::getenv("MEMLAB_GEMM_AUTOTUNE_WRITE");
+    bool const autotune_write = tune_env != nullptr && std::string(tune_env) == "1";
+    std::size_t const timed = flops > kPickOnlyFlop ? 1
+                              : autotune_write      ? cands.size()
+                                                    : std::min(cands.size(), 1 + kAlternatives);
     cands.resize(timed);
     // When the pick splits K, its tile unsplit is one of the alternatives: the row then says
     // whether the split paid for its reduction.
@@ -181,7 +188,8 @@ memlab::bench::registrar const reg{[] {
       }
       alts.push_back(j);
     }
-    s.set_verification(verify(pick.name()));
+    auto const pick_verdict = verify(pick.name());
+    s.set_verification(pick_verdict);
     s.set_extra("candidates", alts);
     {  // Deterministic: the pick again, from a poisoned C, must give the same bits.
       std::size_t const words = c.size();
@@ -213,6 +221,22 @@ memlab::bench::registrar const reg{[] {
       s.set_extra("best_plan", alt_wins ? best_alt : pick.name());
       s.set_extra("pick_vs_best", alt_wins ? best_alt_ms / *ms : 1.0);
       s.set_extra("predicted_vs_measured", pick.predicted_us * 1e-3 / *ms);
+      // Only a verified plan is cached: a failing pick with no faster verified alternative
+      // writes nothing.
+      if (autotune_write && (alt_wins || pick_verdict.status == memlab::bench::verdict::passed)) {
+        int dev = 0;
+        cudaDeviceProp prop{};
+        MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+        MEMLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        std::string const path = memlab::gemm_autotune_path();
+        std::string warning;
+        auto cache = memlab::gemm_autotune_cache::load(path, &warning);  // a corrupt file is replaced
+        if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+        cache.plans[memlab::gemm_autotune_key(prop.name, shape)] = {alt_wins ? best_alt : pick.name(),
+                                                                   (alt_wins ? best_alt_ms : *ms) * 1e3};
+        cache.save(path);
+        s.set_extra("autotune_cache", path);
+      }
     }
   };
   using namespace memlab::bench;

@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/gemm/gemm_kernels.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm.hpp"
 
@@ -115,8 +117,28 @@ TEST(GemmDispatch, DeepKSmallOutputSplitsKToFillTheSms) {
   EXPECT_GE(p.splits, 8) << p.name();
   auto const q = memlab::gemm_select(shape(128, 128, 131072), h100);
   EXPECT_GE(q.splits, 16) << q.name();
-  // Shallow K never splits below the minimum chunk.
-  EXPECT_EQ(memlab::gemm_select(shape(256, 256, 256), h100).splits, 1);
+  // Shallow K never splits below the minimum chunk (64).
+  EXPECT_EQ(memlab::gemm_select(shape(256, 256, 16), h100).splits, 1);
+  EXPECT_EQ(memlab::gemm_select(shape(1024, 1024, 16), h100).splits, 1);
+  for (auto const& c : memlab::gemm_candidates(shape(256, 256, 100), h100)) EXPECT_EQ(c.splits, 1) << c.name();
+  // 256^3: 32 tiles of 32 x 64 walk 32 steps of 8 one after the other (9.7 us against
+  // cuBLAS's 6.8 on the H200); 4 chunks of 64 give 128 blocks.
+  EXPECT_GE(memlab::gemm_select(shape(256, 256, 256), h100).splits, 2);
+  // A tiny output over a very deep K splits past the old cap of 128 so every SM holds
+  // several blocks' copies in flight (64 x 64 x 65536: 2 tiles x 128 = 1.9 blocks an SM).
+  EXPECT_GE(memlab::gemm_select(shape(64, 64, 65536), h100).splits, 256);
+}
+
+TEST(GemmDispatch, SplitKReductionGroupsFollowTheOutputSize) {
+  auto const detail_gemm_reduce_groups = [](long long outputs, int splits) {
+    return memlab::detail::gemm::splitk_reduce_groups(outputs, splits);
+  };
+  EXPECT_EQ(detail_gemm_reduce_groups(16 * 16, 1024), 8);  // 256 outputs: 8 groups of 128 splits
+  EXPECT_EQ(detail_gemm_reduce_groups(64 * 64, 256), 8);
+  EXPECT_EQ(detail_gemm_reduce_groups(128 * 128, 256), 4);  // 65536 threads
+  EXPECT_EQ(detail_gemm_reduce_groups(256 * 256, 64), 1);
+  EXPECT_EQ(detail_gemm_reduce_groups(16, 2), 2);  // never more groups than splits
+  EXPECT_EQ(detail_gemm_reduce_groups(16, 1), 1);
 }
 
 TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
@@ -124,10 +146,35 @@ TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
     auto const p = memlab::gemm_select(s, h100);
     EXPECT_EQ(p.kernel, "gemv") << s.m << "x" << s.n << "x" << s.k;
   }
-  // A small side of 16: a split tile_32x64 beat the skinny kernels on the H200 (1.4-2.6x),
-  // so they are not offered there when the image has the cp.async tiles.
-  for (auto const& s : {shape(16, 11008, 4096), shape(4096, 16, 4096, 1, true, true), shape(16, 16, 131072)}) {
+  // A small side of 16 on the stream kernel (the big operand contiguous along the outputs):
+  // a split tile_32x64 beat it on the H200 (1.4-2.6x), so it is not offered there when the
+  // image has the cp.async tiles.
+  for (auto const& s : {shape(16, 11008, 4096), shape(4096, 16, 4096, 1, true, true)}) {
     for (auto const& c : memlab::gemm_candidates(s, h100)) EXPECT_NE(c.kernel, "gemv") << c.name();
+  }
+  // The dot kernel (the big operand contiguous along k) is offered at 16, split so that
+  // every SM holds several blocks: 4096x16x4096 (A row-major) and 16 x 16 x 131072, where
+  // both sides are small and the dot kernel reads A's rows.
+  for (auto const& s : {shape(4096, 16, 4096), shape(16, 16, 131072), shape(16, 4096, 4096, 1, false, true)}) {
+    auto const p = memlab::gemm_select(s, h100);
+    EXPECT_EQ(p.kernel, "gemv") << s.m << "x" << s.n << "x" << s.k;
+    EXPECT_GT(p.splits, 1) << p.name();
+  }
+  // n <= 16 with A contiguous along k: one block an SM reached 1.0 TB/s (4096x8x4096, 67 us):
+  // the split must give at least ~2.5 blocks an SM, and no more than one wave of the
+  // resident blocks (4 an SM for n = 1, 3 for n = 8: a partial second wave is a slow tail).
+  for (auto const& [s, resident] : {std::pair{shape(4096, 1, 4096), 4}, std::pair{shape(4096, 8, 4096), 3}}) {
+    auto const p = memlab::gemm_select(s, h100);
+    EXPECT_EQ(p.kernel, "gemv");
+    EXPECT_GE(128 * p.splits * 2, 5 * 132) << p.name();
+    EXPECT_LE(128 * p.splits, resident * 132) << p.name();
+  }
+  // m = 1 on the stream kernel (256 outputs a block): at least ~2.5 blocks an SM (two
+  // reached 2.6 TB/s on the H200, cuBLAS 3.4).
+  for (auto const& s : {shape(1, 4096, 4096), shape(1, 11008, 4096), shape(1, 4096, 11008)}) {
+    auto const p = memlab::gemm_select(s, h100);
+    EXPECT_EQ(p.kernel, "gemv");
+    EXPECT_GE((s.n + 255) / 256 * p.splits * 2, 5 * 132) << s.n << "x" << s.k << ": " << p.name();
   }
   EXPECT_NE(memlab::gemm_select(shape(64, 4096, 4096), h100).kernel, "gemv");  // not eligible: m > 16
   // One GEMV of 4096 x 4096 has 16 blocks of 256 outputs: K is split to fill the GPU.
@@ -223,6 +270,21 @@ TEST(GemmDispatch, ShapeOfFoldsColumnMajorIntoRowMajor) {
   EXPECT_TRUE(s.aligned);   // null pointers are 16-byte aligned; every ld and stride a multiple of 4
   p.ldc = 5;
   EXPECT_FALSE(memlab::gemm_shape_of(p).aligned);
+}
+
+TEST(GemmDispatch, SplitPartialsStayBounded) {
+  for (auto const& s : {shape(2048, 2048, 1 << 20), shape(8192, 8192, 1 << 18), shape(16, 100000, 1 << 20),
+                        shape(1024, 1024, 1 << 22, 4)})
+    for (auto const& c : memlab::gemm_candidates(s, h100)) {
+      std::size_t const ws = memlab::gemm_workspace_bytes(s, c);
+      EXPECT_LE(ws, std::size_t(256) << 20) << c.name() << " at " << s.m << "x" << s.n << "x" << s.k;
+    }
+}
+
+TEST(GemmDispatch, PlanModelMatchesTheCandidates) {
+  for (auto const& s : {shape(3000, 5000, 2000), shape(1, 4096, 4096), shape(64, 64, 65536), shape(7, 9, 11, 3)})
+    for (auto const& c : memlab::gemm_candidates(s, h100))
+      EXPECT_DOUBLE_EQ(memlab::gemm_plan_model_us(c, s, h100), c.predicted_us) << c.name();
 }
 
 TEST(GemmDispatch, TheModelIsAPureFunction) {

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -326,6 +328,185 @@ TEST(GemmEx, SplitPathsAreDeterministic) {
   if (memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("tile_64x64"), s, target).empty())
     EXPECT_GT(memlab::gemm_select(s, target).splits, 1) << memlab::gemm_select(s, target).name();
   if (!skipped.empty()) GTEST_SKIP() << "the other plans passed; not run: " << skipped;
+}
+
+/// Runs `plan` twice from the same C and checks the bits agree and the result matches the
+/// float64 host reference. A plan that cannot run here is skipped (its reason added to skipped).
+void run_twice_and_check(problem_data const& d, std::vector<double> const& ref, device_problem& dp,
+                         std::string const& plan, memlab::gemm_target const& target, std::string* skipped) {
+  auto p = params_for(d, dp.a.data(), dp.b.data(), dp.c.data());
+  if (!plan.empty()) {
+    std::string const why =
+        memlab::gemm_plan_unavailable(memlab::gemm_parse_plan(plan), memlab::gemm_shape_of(p), target);
+    if (!why.empty()) {
+      if (skipped->find(plan + ":") == std::string::npos) *skipped += plan + ": " + why + "; ";
+      return;
+    }
+  }
+  std::string const shown = plan.empty() ? memlab::gemm_select(memlab::gemm_shape_of(p), target).name() : plan;
+  std::string const what = d.l.text() + " m=" + std::to_string(d.t.m) + " n=" + std::to_string(d.t.n) +
+                           " k=" + std::to_string(d.t.k) + " batch=" + std::to_string(d.t.batch) + " plan='" + plan +
+                           "' (" + shown + ")";
+  SCOPED_TRACE(what);
+  p.plan = plan;
+  dp.c.upload(d.hc);
+  EXPECT_NO_THROW(memlab::gemm_ex(p));
+  MEMLAB_EXPECT_LAUNCH_OK();
+  auto const first = dp.c.download();
+  dp.c.upload(d.hc);
+  EXPECT_NO_THROW(memlab::gemm_ex(p));
+  MEMLAB_EXPECT_LAUNCH_OK();
+  auto const second = dp.c.download();
+  EXPECT_EQ(first.size(), second.size());
+  if (first.size() == second.size())
+    EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0) << "bits differ";
+  expect_matches(first, ref, d, what);
+}
+
+/// Many splits over a tiny output: the split-K reduction's grouped form (up to 8 groups of
+/// threads per output, uneven when the split count is not a multiple: s13 over 8 groups
+/// leaves the last group empty), the dot kernel where both sides are <= 16 (it reads whichever
+/// operand is contiguous along k), and split counts past the old cap of 128. Every layout at
+/// primes with ld > row; each plan twice for identical bits, against a float64 reference.
+TEST(GemmEx, ManySplitsOverTinyOutputs) {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_target const target = memlab::gemm_current_target();
+  bool const small = memlab::test::small_sizes();
+  struct split_case {
+    ex_case t;
+    std::vector<std::string> plans;
+    bool every_layout;
+  };
+  long long const deep = small ? 8192 : 65536;
+  std::vector<split_case> cases{
+      {{16, 16, deep, 0, 0, 0, 1.f, 0.f, 1},
+       {"", "gemv/s256", "gemv/s13", "gemv/s1024", "tile_32x64/s512", "tile_32x64/s13", "tile_64x64/s300"},
+       false},
+      {{64, small ? 48LL : 64LL, deep, 0, 0, 0, 1.f, 0.f, 1},
+       {"", "tile_32x64/s256", "tile_64x64/s512", "tile_128x128/s100", "tile_64x128/s7"},
+       false},
+      {{3, 5, 4099, 1, 3, 2, 1.5f, -0.5f, 2}, {"", "gemv/s33", "gemv/s2", "tile_32x64/s65", "tile_64x64/s9"}, true},
+      {{13, 11, 1031, 0, 1, 0, 1.f, 1.f, 1}, {"", "gemv/s5", "tile_32x64/s17"}, true},  // beta = 1 reads C once
+      {{1, 1, 1, 0, 0, 0, 1.f, 0.f, 1}, {"", "gemv/s3", "tile_32x64/s3"}, true},
+      {{9, 7, 0, 0, 0, 0, 1.f, 0.5f, 1}, {"", "gemv/s8", "tile_32x64/s8"}, true},  // k = 0: C = beta C
+  };
+  std::string skipped;
+  std::uint64_t seed = 1300;
+  for (auto const& c : cases) {
+    std::vector<layout> layouts{{gemm_order::row_major, gemm_op::n, gemm_op::n}};
+    if (c.every_layout) layouts = all_layouts();
+    for (auto const& l : layouts) {
+      problem_data const d = make_problem(l, c.t, seed++);
+      auto const ref = reference(d);
+      device_problem dp(d);
+      for (auto const& plan : c.plans) run_twice_and_check(d, ref, dp, plan, target, &skipped);
+    }
+  }
+  if (!skipped.empty()) GTEST_SKIP() << "the other plans passed; not run: " << skipped;
+}
+
+/// The dispatcher's own plans at the gemm.shapes rows that were below 0.85 of cuBLAS (their
+/// picks moved: more splits, the dot kernel at a small side of 16, small squares split),
+/// row-major as gemm.shapes runs them and column-major with transposes: right and the same
+/// bits twice. Reduced sizes under MEMLAB_TEST_SMALL (the host reference is O(m n k)).
+TEST(GemmEx, DefaultPlansAtTheSlowShapes) {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_target const target = memlab::gemm_current_target();
+  bool const small = memlab::test::small_sizes();
+  long long const big = small ? 1024 : 4096;
+  std::vector<ex_case> cases{
+      {big, 8, big, 0, 0, 0, 1.f, 0.f, 1},   {big, 16, big, 0, 0, 0, 1.f, 0.f, 1},
+      {big, 1, big, 0, 0, 0, 1.f, 0.f, 1},   {1, big, big, 0, 0, 0, 1.f, 0.f, 1},
+      {1, small ? 2752LL : 11008LL, big, 0, 0, 0, 1.f, 0.f, 1},
+      {1, big, small ? 2752LL : 11008LL, 0, 0, 0, 1.f, 0.f, 1},
+      {16, 16, small ? 32768LL : 131072LL, 0, 0, 0, 1.f, 0.f, 1},
+      {64, 64, small ? 16384LL : 65536LL, 0, 0, 0, 1.f, 0.f, 1},
+      {small ? 64LL : 128LL, small ? 64LL : 128LL, small ? 8192LL : 32768LL, 0, 0, 0, 1.f, 0.f, 1},  // (131072 in gemm.shapes)
+      {256, 256, 256, 0, 0, 0, 1.f, 0.f, 1}, {128, 128, 128, 0, 0, 0, 1.f, 0.f, 1},
+      {512, 512, 512, 0, 0, 0, 1.f, 0.f, 1}, {1000, small ? 200LL : 1000LL, 1000, 0, 0, 0, 1.f, 0.f, 1},
+  };
+  std::string skipped;
+  std::uint64_t seed = 1700;
+  for (auto const& t : cases)
+    for (auto const& l : {layout{gemm_order::row_major, gemm_op::n, gemm_op::n},
+                          layout{gemm_order::col_major, gemm_op::t, gemm_op::n}}) {
+      problem_data const d = make_problem(l, t, seed++);
+      auto const ref = reference(d);
+      device_problem dp(d);
+      run_twice_and_check(d, ref, dp, "", target, &skipped);
+    }
+}
+
+/// The autotune cache, opted in per call: the cached plan runs (its bits equal the same plan
+/// named explicitly) and a cached plan this shape cannot run is ignored (the dispatcher's
+/// choice runs instead). The cache file is read once per process: this is the only test
+/// that opts in, and it points MEMLAB_GEMM_AUTOTUNE_FILE at its own file first.
+TEST(GemmEx, AutotuneCacheIsReadOnlyWhenAskedFor) {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_target const target = memlab::gemm_current_target();
+  if (!memlab::gemm_plan_unavailable(memlab::gemm_parse_plan("tile_64x64/s7"), {}, target).empty())
+    GTEST_SKIP() << "no cp.async tiles in this image";
+  std::string const file = ::testing::TempDir() + "memlab_gemm_autotune_test.json";
+  setenv("MEMLAB_GEMM_AUTOTUNE_FILE", file.c_str(), 1);
+  ex_case const t{64, 64, 4096, 0, 0, 0, 1.f, 0.f, 1};
+  problem_data const d = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::n}, t, 77);
+  auto const ref = reference(d);
+  device_problem dp(d);
+  auto p = params_for(d, dp.a.data(), dp.b.data(), dp.c.data());
+  int dev = 0;
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaSuccess, cudaGetDevice(&dev));
+  ASSERT_EQ(cudaSuccess, cudaGetDeviceProperties(&prop, dev));
+  memlab::gemm_autotune_cache cache;
+  cache.plans[memlab::gemm_autotune_key(prop.name, memlab::gemm_shape_of(p))] = {"tile_64x64/s7", 1.0};
+  memlab::gemm_shape other = memlab::gemm_shape_of(p);
+  other.n = 65;  // a plan no 64 x 65 problem can run with: gemv (m, n > 16) -> ignored
+  cache.plans[memlab::gemm_autotune_key(prop.name, other)] = {"gemv", 1.0};
+  // A cached plan needing more scratch than the caller's workspace (sized for the
+  // dispatcher's plan) is ignored, never a throw: 64 x 64 x 2048 -> 256 splits, 4 MiB.
+  ex_case const t3{64, 64, 2048, 0, 0, 0, 1.f, 0.f, 1};
+  problem_data const d3 = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::n}, t3, 79);
+  device_problem dp3(d3);
+  auto p3 = params_for(d3, dp3.a.data(), dp3.b.data(), dp3.c.data());
+  memlab::gemm_shape const s3 = memlab::gemm_shape_of(p3);
+  memlab::gemm_plan const big = memlab::gemm_parse_plan("tile_32x64/s256");
+  std::size_t const own = memlab::gemm_workspace_bytes(s3, memlab::gemm_select(s3, target));
+  ASSERT_GT(memlab::gemm_workspace_bytes(s3, big), own);
+  cache.plans[memlab::gemm_autotune_key(prop.name, s3)] = {big.name(), 1.0};
+  cache.save(file);
+  auto run = [&](memlab::gemm_params q) {
+    dp.c.upload(d.hc);
+    memlab::gemm_ex(q);
+    EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+    return dp.c.download();
+  };
+  // The check below can fail only if the dispatcher's own plan differs from the cached one.
+  ASSERT_NE(memlab::gemm_select(memlab::gemm_shape_of(p), target).name(), "tile_64x64/s7");
+  auto named = p;
+  named.plan = "tile_64x64/s7";
+  auto const want = run(named);
+  expect_matches(want, ref, d, "tile_64x64/s7 named");
+  auto tuned = p;
+  tuned.autotune = true;
+  auto const got = run(tuned);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << "the cached plan did not run";
+  // The unrunnable cached plan: the dispatcher's own choice runs, and is right.
+  ex_case const t2{64, 65, 4096, 0, 0, 0, 1.f, 0.f, 1};
+  problem_data const d2 = make_problem({gemm_order::row_major, gemm_op::n, gemm_op::n}, t2, 78);
+  device_problem dp2(d2);
+  auto p2 = params_for(d2, dp2.a.data(), dp2.b.data(), dp2.c.data());
+  p2.autotune = true;
+  EXPECT_NO_THROW(memlab::gemm_ex(p2));
+  MEMLAB_EXPECT_LAUNCH_OK();
+  expect_matches(dp2.c.download(), reference(d2), d2, "unrunnable cached plan ignored");
+  device_buffer<float> scratch(own / sizeof(float) + 1);
+  p3.autotune = true;
+  p3.workspace = scratch.data(), p3.workspace_bytes = own;
+  EXPECT_NO_THROW(memlab::gemm_ex(p3));
+  MEMLAB_EXPECT_LAUNCH_OK();
+  expect_matches(dp3.c.download(), reference(d3), d3, "cached plan over the caller's workspace ignored");
+  unsetenv("MEMLAB_GEMM_AUTOTUNE_FILE");
+  std::remove(file.c_str());
 }
 
 /// More batch entries than one grid dimension holds (65535): the launches are chunked.

@@ -482,11 +482,11 @@ std::vector<tile_info> const& tile_table() {
   // ladder (docs/gemm-notes.md: 128x256_db 0.96 of cuBLAS at 86 % of peak; 128x128 w64
   // ~0.85; 64x64 ~0.70); the two new tiles are guesses between, to be replaced by measurement.
   static std::vector<tile_info> const t{
-      {tile_kind::t128x256, "tile_128x256", 128, 256, 8, cfg_128x256::threads, 1, cfg_128x256::smem_bytes, 0.80},
-      {tile_kind::t128x128, "tile_128x128", 128, 128, 8, cfg_128x128_w64::threads, 2, cfg_128x128_w64::smem_bytes, 0.72},
-      {tile_kind::t64x128, "tile_64x128", 64, 128, 8, cfg_64x128::threads, cfg_64x128::min_blocks, cfg_64x128::smem_bytes, 0.64},
-      {tile_kind::t64x64, "tile_64x64", 64, 64, 8, cfg_64x64::threads, cfg_64x64::min_blocks, cfg_64x64::smem_bytes, 0.58},
-      {tile_kind::t32x64, "tile_32x64", 32, 64, 8, cfg_32x64::threads, cfg_32x64::min_blocks, cfg_32x64::smem_bytes, 0.45},
+      {tile_kind::t128x256, "tile_128x256", 128, 256, 8, cfg_128x256::threads, 1, cfg_128x256::smem_bytes, 0.80, cfg_128x256::stages},
+      {tile_kind::t128x128, "tile_128x128", 128, 128, 8, cfg_128x128_w64::threads, 2, cfg_128x128_w64::smem_bytes, 0.72, cfg_128x128_w64::stages},
+      {tile_kind::t64x128, "tile_64x128", 64, 128, 8, cfg_64x128::threads, cfg_64x128::min_blocks, cfg_64x128::smem_bytes, 0.64, cfg_64x128::stages},
+      {tile_kind::t64x64, "tile_64x64", 64, 64, 8, cfg_64x64::threads, cfg_64x64::min_blocks, cfg_64x64::smem_bytes, 0.58, cfg_64x64::stages},
+      {tile_kind::t32x64, "tile_32x64", 32, 64, 8, cfg_32x64::threads, cfg_32x64::min_blocks, cfg_32x64::smem_bytes, 0.45, cfg_32x64::stages},
   };
   return t;
 }

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,12 +31,30 @@ constexpr double kSmFlops = 128 * 2 * 1.75e9;
 constexpr double kDramBytesPerS = 3.0e12;
 constexpr double kLaunchUs = 2.5;       // a kernel launch in a stream of launches
 constexpr double kUnitFixedUs = 0.6;    // pipeline fill + epilogue of one tile, per wave
-constexpr int kMaxSplits = 128;         // tiles; the GEMV kernels' partials are small: up to 1024
-constexpr int kGemvMaxSmallWithTiles = 8;   // see gemm_candidates: the skinny kernels' fit
-constexpr double kGemvModelFit = 1.24;
+constexpr int kMaxSplits = 512;         // tiles; the GEMV kernels' partials are small: up to 1024
+constexpr int kGemvMaxSmallWithTiles = 8;   // see gemm_candidates: the stream kernel's fit
+// Was 1.24 (the skinny kernels' measured / modelled time on the first H200 run, when the
+// model took one block an SM as a full SM): the in-flight fill below now accounts for it.
+constexpr double kGemvModelFit = 1.0;
 constexpr double kTile32x64ModelFit = 0.84;
 constexpr double kTile64x64ModelFit = 1.1;
-constexpr int kMinChunk = 256;          // no tile split walks fewer k than this (gemv: 128)
+constexpr int kMinChunk = 64;           // no tile split walks fewer k than this (gemv: 128)
+// No split whose partials exceed this (splits x m x n floats): the workspace stays bounded
+// for huge outputs with deep K, where the model would trade 512 splits for a few percent.
+constexpr std::size_t kMaxPartialBytes = std::size_t(256) << 20;
+// Bytes in flight per SM that reach the DRAM bandwidth (hierarchy.inflight: plain loads
+// need ~64 KB on an H100/H200; cp.async copies, all outstanding, about 48 KB). A kernel's
+// fill is its resident bytes in flight over this; below 1 the DRAM time stretches by 1/fill.
+constexpr double kInflightFullBytes = 48.0 * 1024;
+constexpr double kSkinnyInflightFullBytes = 64.0 * 1024;
+// Effective bytes a skinny block keeps in flight, fitted on the H200 (gemm.shapes, 867908a):
+// one stream block an SM reached 1.3 TB/s (the 1024-output block), two ~2.7 TB/s (m = 1,
+// 256 blocks); one dot block an SM 1.0 TB/s (4096x8x4096: 128 blocks, 67 us). So ~3 stream
+// blocks or ~4 dot blocks an SM reach the DRAM rate.
+constexpr double kStreamInflightBytes = 24.0 * 1024;
+constexpr double kDotInflightBytes = 16.0 * 1024;
+// One dependent L2 round trip of the split-K reduction (8 loads in flight a thread).
+constexpr double kReduceTripUs = 0.5;
 constexpr int kSplitChoices[] = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
 
 long long round4(long long x) { return (x + 3) / 4 * 4; }
@@ -47,10 +68,32 @@ struct skinny_roles {
   int s_count, x_count;
 };
 skinny_roles roles_of(gemm_shape const& s) {
-  bool const m_small = s.m <= 16 && (s.m <= s.n || s.n > 16);
+  bool m_small = s.m <= 16 && (s.m <= s.n || s.n > 16);
+  // Both sides small (16 x 16 x 131072): the side whose big operand is contiguous along k
+  // runs the dot kernel, which reads X a row at a time at any x_count; the stream kernel
+  // would give a 256-output block 16 outputs.
+  if (s.m <= 16 && s.n <= 16) {
+    bool const dot_n_small = !s.trans_a, dot_m_small = s.trans_b;
+    if (dot_n_small != dot_m_small) m_small = dot_m_small;
+  }
   return {m_small, static_cast<int>(m_small ? s.m : s.n), static_cast<int>(m_small ? s.n : s.m)};
 }
 bool skinny_eligible(gemm_shape const& s) { return std::min(s.m, s.n) <= 16; }
+/// The dot kernel (X contiguous in k) rather than the stream kernel (X contiguous in j).
+bool skinny_is_dot(gemm_shape const& s) {
+  skinny_roles const r = roles_of(s);
+  return r.m_small ? s.trans_b : !s.trans_a;
+}
+
+/// The fixed-order split-K reduction: a launch, its bytes, and its dependent round trips
+/// (a thread of group g walks splits / groups partials, 8 loads in flight).
+double reduce_model_us(double outputs, int splits) {
+  int const groups = splitk_reduce_groups(static_cast<long long>(outputs), splits);
+  double const per_thread = std::ceil(double(splits) / groups);
+  double const trips = std::ceil(per_thread / 8.0) + (groups > 1 ? 1.0 : 0.0);
+  double const bytes = 4.0 * outputs * splits + 8.0 * outputs;
+  return kLaunchUs + std::max(bytes / kDramBytesPerS * 1e6, trips * kReduceTripUs);
+}
 
 double tile_model_us(tile_info const& t, gemm_shape const& s, int splits, int sms) {
   int const chunk = split_chunk(static_cast<int>(s.k), splits, t.bk);
@@ -83,9 +126,15 @@ double tile_model_us(tile_info const& t, gemm_shape const& s, int splits, int sm
   double const waves = std::ceil(per_sm / t.blocks_per_sm);
   double const operand_bytes = 4.0 * double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   double const partial_bytes = se > 1 ? 4.0 * double(s.batch) * s.m * round4(s.n) * se : 0.0;
-  double const memory_us = (operand_bytes + partial_bytes) / kDramBytesPerS * 1e6;
+  // Bytes in flight: stages - 1 copies of the A and B tiles (their rows inside the matrix)
+  // per resident block. A 16 x 16 output in a 32 x 64 tile keeps 3 KB in flight a block.
+  double const inflight = (t.stages - 1) * double(t.bk) * 4.0 *
+                          (double(std::min<std::int64_t>(t.bm, s.m)) + double(std::min<std::int64_t>(t.bn, s.n)));
+  double const resident = std::min<double>(units / sms, t.blocks_per_sm);
+  double const fill = std::min(1.0, resident * inflight / kInflightFullBytes);
+  double const memory_us = (operand_bytes + partial_bytes) / (kDramBytesPerS * fill) * 1e6;
   double us = std::max(compute_us, memory_us) + waves * kUnitFixedUs + kLaunchUs + strip_us;
-  if (se > 1) us += kLaunchUs + (partial_bytes + 8.0 * double(s.batch) * s.m * s.n) / kDramBytesPerS * 1e6;
+  if (se > 1) us += reduce_model_us(double(s.batch) * s.m * s.n, se);
   // Transposed operands are packed first: one read and one write of each.
   if (s.trans_a) us += kLaunchUs + 8.0 * double(s.batch) * s.m * s.k / kDramBytesPerS * 1e6;
   if (s.trans_b) us += kLaunchUs + 8.0 * double(s.batch) * s.k * s.n / kDramBytesPerS * 1e6;
@@ -95,30 +144,48 @@ double tile_model_us(tile_info const& t, gemm_shape const& s, int splits, int sm
 /// Blocks of the skinny kernels along the big side, per split and batch.
 long long skinny_blocks(gemm_shape const& s) {
   skinny_roles const r = roles_of(s);
-  bool const stream = r.m_small ? !s.trans_b : s.trans_a;
-  long long const per = stream ? 64 * 4 : 8 * 4;  // general.cu: kStreamOut, dot kernel's 8 warps x 4 rows
+  long long const per = skinny_is_dot(s) ? 8 * 4 : 64 * 4;  // general.cu: dot 8 warps x 4 rows, kStreamOut
   return (r.x_count + per - 1) / per;
+}
+
+/// Blocks of 256 threads an SM holds, by the registers of the sm_90a build (dot<S>: 64, 64,
+/// 64, 80, 128 registers for S = 1, 2, 4, 8, 16; stream<S>: 42, 48, 64, 114, 186).
+int skinny_resident(bool dot, int s_count) {
+  if (dot) return s_count <= 4 ? 4 : s_count <= 8 ? 3 : 2;
+  return s_count <= 2 ? 5 : s_count <= 4 ? 4 : s_count <= 8 ? 2 : 1;
 }
 
 double skinny_model_us(gemm_shape const& s, int splits, int sms) {
   int const chunk = split_chunk(static_cast<int>(s.k), splits, gemv_k_granule);
   int const se = effective_splits(static_cast<int>(s.k), chunk);
   skinny_roles const r = roles_of(s);
+  bool const dot = skinny_is_dot(s);
   double const blocks = double(skinny_blocks(s)) * se * s.batch;
-  // Bytes in flight: a block keeps ~32 KB of loads outstanding, about what one SM needs to
-  // cover DRAM latency at its share of the bandwidth (3 TB/s x ~1 us / 132 SMs ~ 23 KB).
-  double const fill = std::min(1.0, blocks / double(sms));
+  // Bytes in flight: each resident block keeps its effective share outstanding; the SM
+  // needs kInflightFullBytes to reach the DRAM bandwidth (4096x8x4096 on one dot block an SM:
+  // 1.0 TB/s; four blocks an SM are needed).
+  double const resident = std::min<double>(blocks / sms, skinny_resident(dot, r.s_count));
+  double const fill =
+      std::min(1.0, resident * (dot ? kDotInflightBytes : kStreamInflightBytes) / kSkinnyInflightFullBytes);
   double const bytes = 4.0 * double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   double const partial = se > 1 ? 4.0 * double(s.batch) * se * r.s_count * r.x_count : 0.0;
-  double const memory_us = (bytes + partial) / (0.9 * kDramBytesPerS * fill) * 1e6;
+  // Wave quantization: blocks beyond the resident slots run as a tail at a fraction of the
+  // fill (640 dot blocks on 4 x 132 slots: a tail of 112 blocks at one an SM), modelled as a
+  // whole extra wave, as for the tiles.
+  double const slots = double(sms) * skinny_resident(dot, r.s_count);
+  double const quant = blocks > slots ? std::ceil(blocks / slots) * slots / blocks : 1.0;
+  double const memory_us = (bytes + partial) * quant / (kDramBytesPerS * fill) * 1e6;
   // FFMA with S from shared memory (one 16-byte LDS per 16 FFMA): ~half the peak at best.
   double const compute_us = 2.0 * double(s.batch) * s.m * s.n * s.k / (0.5 * kSmFlops * sms) * 1e6;
   // A block walks its chunk serially, one DRAM round trip (~0.6 us) per batch of loads in
-  // flight: 8 k values per thread in the stream kernel, 128 in the dot kernel.
-  bool const stream = r.m_small ? !s.trans_b : s.trans_a;
-  double const chain_us = std::ceil(double(chunk) / (stream ? 8.0 : 128.0)) * 0.6;
+  // flight: 32 k values per block step in the stream kernel (4 groups x 8), 128 in the dot
+  // kernel (whose step also waits for S's staging: ~2 trips). Blocks beyond the resident
+  // ones run in later waves.
+  double const steps = dot ? std::ceil(double(chunk) / 128.0) * 2.0 : std::ceil(double(chunk) / 32.0);
+  double const waves = std::ceil(blocks / (double(sms) * skinny_resident(dot, r.s_count)));
+  double const chain_us = steps * 0.6 * waves;
   double us = std::max({memory_us, compute_us, chain_us}) + kLaunchUs;
-  if (se > 1) us += kLaunchUs + (partial + 8.0 * double(s.batch) * s.m * s.n) / kDramBytesPerS * 1e6;
+  if (se > 1) us += reduce_model_us(double(s.batch) * s.m * s.n, se);
   return us;
 }
 
@@ -242,6 +309,21 @@ std::string gemm_plan_unavailable(gemm_plan const& plan, gemm_shape const& s, ge
   return "unknown plan '" + plan.kernel + "'";
 }
 
+namespace {
+double tile_fit(tile_info const& ti) {
+  return ti.kind == tile_kind::t32x64 ? kTile32x64ModelFit : ti.kind == tile_kind::t64x64 ? kTile64x64ModelFit : 1.0;
+}
+}  // namespace
+
+double gemm_plan_model_us(gemm_plan const& plan, gemm_shape const& s, gemm_target const& t) {
+  int const sms = std::max(1, t.sm_count);
+  if (s.m <= 0 || s.n <= 0 || s.batch <= 0) return 0.0;
+  if (plan.kernel == "gemv" || plan.kernel == "gemv_v4") return kGemvModelFit * skinny_model_us(s, plan.splits, sms);
+  if (tile_info const* ti = find_tile(plan.kernel)) return tile_fit(*ti) * tile_model_us(*ti, s, plan.splits, sms);
+  tile_info const ladder{tile_kind::t128x128, "ladder", 128, 128, 8, 256, 1, 0, 0.45, 3};
+  return tile_model_us(ladder, s, 1, sms);
+}
+
 std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t) {
   std::vector<gemm_plan> out;
   int const sms = std::max(1, t.sm_count);
@@ -252,9 +334,13 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
   // tiles in the image they compete only up to 8; tile_32x64 ran at 0.84 of its model and
   // tile_64x64 at 0.99 but lost most near ties to tile_32x64.
   bool const tiles = has_cp_async_tiles(t);
-  if (skinny_eligible(s) && (!tiles || std::min(s.m, s.n) <= kGemvMaxSmallWithTiles)) {
+  // The dot kernel (the big operand contiguous along k) competes up to 16: with enough
+  // splits to fill the SMs it streams at the DRAM rate where a 32 x 64 tile holding a
+  // 16-wide side keeps a third of its copies useful (4096x16x4096: 0.60 of cuBLAS).
+  if (skinny_eligible(s) && (!tiles || std::min(s.m, s.n) <= kGemvMaxSmallWithTiles || skinny_is_dot(s))) {
     gemm_plan best{"gemv", 1, 1e300};
     for (int sp : split_options(s.k, gemv_k_granule, gemv_k_granule, 1024)) {
+      if (sp > 1 && layout_of(s, gemm_plan{"gemv", sp, 0.0}).partials > kMaxPartialBytes) break;
       double const us = kGemvModelFit * skinny_model_us(s, sp, sms);
       if (us < best.predicted_us) best = {"gemv", sp, us};
     }
@@ -264,10 +350,9 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
     for (auto const& ti : tile_table()) {
       if (static_cast<std::size_t>(ti.smem_bytes) > t.smem_per_block_optin_bytes) continue;
       gemm_plan best{ti.name, 1, 1e300};
-      double const fit = ti.kind == tile_kind::t32x64 ? kTile32x64ModelFit
-                          : ti.kind == tile_kind::t64x64 ? kTile64x64ModelFit
-                                                          : 1.0;
+      double const fit = tile_fit(ti);
       for (int sp : split_options(s.k, ti.bk, kMinChunk, kMaxSplits)) {
+        if (sp > 1 && layout_of(s, gemm_plan{ti.name, sp, 0.0}).partials > kMaxPartialBytes) break;
         double const us = fit * tile_model_us(ti, s, sp, sms);
         if (us < best.predicted_us * 0.98) best = {ti.name, sp, us};  // fewer splits on a near tie
       }
@@ -276,7 +361,7 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
   } else {
     // No cp.async in this binary's code: the ladder's best single kernel, one per batch.
     std::string const v = gemm_select_variant(s.m, s.n, std::max<std::int64_t>(s.k, 1), t);
-    tile_info const ladder{tile_kind::t128x128, "ladder", 128, 128, 8, 256, 1, 0, 0.45};
+    tile_info const ladder{tile_kind::t128x128, "ladder", 128, 128, 8, 256, 1, 0, 0.45, 3};
     out.push_back({v, 1, tile_model_us(ladder, s, 1, sms)});
   }
   std::stable_sort(out.begin(), out.end(),
@@ -318,6 +403,41 @@ struct stream_scratch {
 };
 
 constexpr int kMaxGridZ = 65535;
+
+/// The autotune cache's plan for `shape` on the current device, when the cache has one this
+/// device can run. The file is read once per process; a fault is one line on stderr, once.
+std::optional<gemm_plan> autotuned_plan(gemm_shape const& shape, gemm_target const& target) {
+  static std::mutex mu;
+  static bool loaded = false;
+  static gemm_autotune_cache cache;
+  static std::map<int, std::string> names;
+  int dev = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded) {
+    loaded = true;
+    std::string warning;
+    cache = gemm_autotune_cache::load(gemm_autotune_path(), &warning);
+    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+  }
+  auto nm = names.find(dev);
+  if (nm == names.end()) {
+    cudaDeviceProp prop{};
+    MEMLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    nm = names.emplace(dev, std::string(prop.name)).first;
+  }
+  auto const it = cache.plans.find(gemm_autotune_key(nm->second, shape));
+  if (it == cache.plans.end()) return std::nullopt;
+  gemm_plan plan = gemm_parse_plan(it->second.plan);  // checked when the file was read
+  if (!gemm_plan_unavailable(plan, shape, target).empty()) return std::nullopt;
+  plan.predicted_us = 0.0;
+  return plan;
+}
+
+bool env_on(char const* name) {
+  char const* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "1";
+}
 
 /// gemm_current_target() once per device ordinal: the SM count, shared memory and image
 /// do not change while the process runs, and each call would cost five attribute reads.
@@ -475,6 +595,12 @@ void gemm_ex(gemm_params const& p) {
   gemm_shape const shape = gemm_shape_of(p);
   gemm_target const target = cached_target();
   if (!named) plan = gemm_select(shape, target);
+  if (!named && (p.autotune || env_on("MEMLAB_GEMM_AUTOTUNE"))) {
+    // A caller's workspace sized for the dispatcher's plan (gemm_workspace_bytes of
+    // gemm_select) must not become a throw when the cached plan needs more: it is ignored.
+    auto const tuned = autotuned_plan(shape, target);
+    if (tuned && (p.workspace == nullptr || p.workspace_bytes >= layout_of(shape, *tuned).total())) plan = *tuned;
+  }
   std::string const why = gemm_plan_unavailable(plan, shape, target);
   MEMLAB_EXPECTS(why.empty(), "plan '" + plan.name() + "': " + why);
   normalized const q = normalize(p);

@@ -106,6 +106,7 @@ struct tile_info {
   int blocks_per_sm;  ///< residency the kernel is built for (__launch_bounds__ min blocks)
   int smem_bytes;     ///< dynamic shared memory per block
   double efficiency;  ///< model: fraction of the FFMA peak with the SM full (docs/gemm-notes.md)
+  int stages;         ///< cp.async pipeline depth (stages - 1 tile copies in flight)
 };
 std::vector<tile_info> const& tile_table();
 tile_info const* find_tile(std::string const& name);
@@ -150,8 +151,22 @@ struct skinny_args {
 bool skinny_vector_ok(skinny_args const& a);
 void launch_skinny(skinny_args const& a, bool vec, cudaStream_t s);
 
+/// How many groups of threads share one output of the split-K reduction: 1 (a thread sums
+/// every split of its output) up to 8 (8 groups each sum a contiguous eighth of the splits,
+/// then the groups' sums are added in group order). More groups when the output is too small
+/// to give the GPU ~64K threads: a 16 x 16 output of 1024 splits would otherwise be 256
+/// threads each walking 1024 dependent-latency loads. A pure function of the output size and
+/// the split count, so the same shape always sums in the same order (same bits every run).
+inline int splitk_reduce_groups(long long outputs, int splits) {
+  int g = 1;
+  while (g < 8 && g < splits && outputs * g < 65536) g *= 2;
+  return g;
+}
+
 /// C(i, j) = alpha sum_s ws[(b * splits + s) * slice + i * ws_ld + j] + beta C(i, j), the
-/// splits summed in index order (deterministic), C(i, j) at c + b * stride_c + i * c_row + j * c_col.
+/// splits summed in a fixed order (splitk_reduce_groups groups of contiguous splits, each in
+/// index order, then the groups in order: deterministic), C(i, j) at c + b * stride_c + i *
+/// c_row + j * c_col.
 void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int splits, int rows, int cols, int batch,
                           float alpha, float beta, float* c, long long c_row, long long c_col, long long stride_c,
                           cudaStream_t s);

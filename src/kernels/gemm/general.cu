@@ -46,6 +46,22 @@ __device__ __forceinline__ void put(skinny_out const& o, int i, int j, float acc
   *p = (o.raw || o.beta == 0.f) ? o.alpha * acc : o.alpha * acc + o.beta * *p;
 }
 
+/// This block's share of a skinny problem: batch z (blockIdx.z), split sp (blockIdx.y), the
+/// split's K range, and the batch's X and S.
+struct skinny_slice {
+  long long z;
+  int sp, k_begin, k_end;
+  float const* xs;
+  float const* sb;
+};
+__device__ __forceinline__ skinny_slice slice_of(skinny_args const& a) {
+  long long const z = blockIdx.z;
+  int const sp = static_cast<int>(blockIdx.y);
+  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
+  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
+  return {z, sp, k_begin, k_end, a.x + z * a.x_batch, a.s + z * a.s_batch};
+}
+
 /// S(i, k0 .. k0 + KC) into shared memory (zero past s_count and k_end). Consecutive
 /// threads walk S's contiguous direction: k when s_k == 1, i otherwise (S = op(B)'s columns
 /// of a row-major B: the i of one k are adjacent). Rows padded by 4 floats: the i-major
@@ -67,12 +83,7 @@ __device__ __forceinline__ void stage_s(skinny_args const& a, float const* sb, i
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_args a) {
   __shared__ __align__(16) float ss[S][kStreamKc + 4];
-  long long const z = blockIdx.z;
-  int const sp = static_cast<int>(blockIdx.y);
-  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
-  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
-  float const* const xs = a.x + z * a.x_batch;
-  float const* const sb = a.s + z * a.s_batch;
+  auto const [z, sp, k_begin, k_end, xs, sb] = slice_of(a);
   int const tid = static_cast<int>(threadIdx.x);
   int const lane = tid % kStreamLanes, group = tid / kStreamLanes;
   int const j_block = static_cast<int>(blockIdx.x) * kStreamOut;
@@ -156,12 +167,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_stream_kernel(skinny_ar
 template <int S, bool VEC>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args a) {
   __shared__ __align__(16) float ss[S][kDotKc + 4];
-  long long const z = blockIdx.z;
-  int const sp = static_cast<int>(blockIdx.y);
-  int const k_begin = a.splits > 1 ? sp * a.kchunk : 0;
-  int const k_end = a.splits > 1 ? min(a.k, k_begin + a.kchunk) : a.k;
-  float const* const xs = a.x + z * a.x_batch;
-  float const* const sb = a.s + z * a.s_batch;
+  auto const [z, sp, k_begin, k_end, xs, sb] = slice_of(a);
   int const tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
   int const j0 = (static_cast<int>(blockIdx.x) * (kSkinnyThreads / 32) + warp) * kDotRows;
   float acc[kDotRows][S];
@@ -216,21 +222,52 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args 
       if (lane == (r * S + i) % 32 && i < a.s_count && j0 + r < a.x_count) put(o, i, j0 + r, acc[r][i]);
 }
 
-__global__ void splitk_reduce_kernel(float const* __restrict__ ws, long long slice, long long ws_ld, int splits,
-                                     int rows, int cols, float alpha, float beta, float* c, long long c_row,
-                                     long long c_col, long long stride_c) {
+/// The fixed-order split-K reduction. A block covers `256 / groups` consecutive outputs
+/// (coalesced: consecutive threads, consecutive columns); group g of its threads sums the
+/// g-th contiguous range of splits in index order, and group 0 adds the groups' sums in group
+/// order. A thread issues 8 loads at a time and adds them in index order.
+__global__ void __launch_bounds__(256) splitk_reduce_kernel(float const* __restrict__ ws, long long slice,
+                                                             long long ws_ld, int splits, int groups, int rows,
+                                                             int cols, float alpha, float beta, float* c,
+                                                             long long c_row, long long c_col, long long stride_c) {
+  __shared__ float part[256];
   long long const z = blockIdx.y;
   long long const total = static_cast<long long>(rows) * cols;
   float const* const base = ws + z * splits * slice;
   float* const cz = c + z * stride_c;
-  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    long long const r = e / cols, col = e % cols;
-    float const* p = base + r * ws_ld + col;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const width = 256 / groups, lane = tid % width, g = tid / width;
+  int const per = (splits + groups - 1) / groups;
+  int const s_begin = min(splits, g * per), s_end = min(splits, s_begin + per);
+  long long const chunks = (total + width - 1) / width;
+  for (long long ch = blockIdx.x; ch < chunks; ch += gridDim.x) {  // uniform over the block
+    long long const e = ch * width + lane;
+    bool const ok = e < total;
+    long long const r = ok ? e / cols : 0, col = ok ? e % cols : 0;
     float acc = 0.f;
-    for (int s = 0; s < splits; ++s) acc += __ldg(p + s * slice);  // index order: deterministic
-    float* const out = cz + r * c_row + col * c_col;
-    *out = beta == 0.f ? alpha * acc : alpha * acc + beta * *out;
+    if (ok) {
+      float const* const p = base + r * ws_ld + col;
+      for (int s = s_begin; s < s_end; s += 8) {  // 8 loads issued, then added in index order
+        float v[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) v[q] = s + q < s_end ? __ldg(p + (s + q) * slice) : 0.f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q)
+          if (s + q < s_end) acc += v[q];
+      }
+    }
+    if (groups > 1) {
+      __syncthreads();  // the previous chunk's reads of part are done
+      part[tid] = acc;
+      __syncthreads();
+      if (g != 0) continue;
+      acc = 0.f;
+      for (int q = 0; q < groups; ++q) acc += part[q * width + lane];
+    }
+    if (ok) {
+      float* const out = cz + r * c_row + col * c_col;
+      *out = beta == 0.f ? alpha * acc : alpha * acc + beta * *out;
+    }
   }
 }
 
@@ -296,10 +333,11 @@ void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int
                           float alpha, float beta, float* c, long long c_row, long long c_col, long long stride_c,
                           cudaStream_t st) {
   long long const total = static_cast<long long>(rows) * cols;
-  long long const want = (total + 255) / 256;
+  int const groups = splitk_reduce_groups(total * batch, splits);
+  long long const want = (total + 256 / groups - 1) / (256 / groups);
   unsigned const blocks = static_cast<unsigned>(want < 4096 ? (want > 0 ? want : 1) : 4096);
-  splitk_reduce_kernel<<<dim3(blocks, static_cast<unsigned>(batch)), 256, 0, st>>>(ws, slice, ws_ld, splits, rows, cols,
-                                                                                 alpha, beta, c, c_row, c_col, stride_c);
+  splitk_reduce_kernel<<<dim3(blocks, static_cast<unsigned>(batch)), 256, 0, st>>>(
+      ws, slice, ws_ld, splits, groups, rows, cols, alpha, beta, c, c_row, c_col, stride_c);
   MEMLAB_CHECK_LAUNCH();
 }
 
