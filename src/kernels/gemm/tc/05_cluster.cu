@@ -67,7 +67,8 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier.
 template <class Out, int BN>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
-                                                   std::uint32_t bufs, int t, int bar_id, int row0, int col0) {
+                                                   std::uint32_t bufs, int t, int bar_id, int row0, int col0,
+                                                   std::int64_t m, std::int64_t n) {
   constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));  // 64 (16-bit) or 32 (FP32)
   constexpr int boxes = BN / box_cols;
 #pragma unroll
@@ -98,7 +99,9 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
     fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
     named_bar_sync(bar_id, 128);
     if (t == 0) {
-      tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
+      // A box wholly outside C is not issued; its (empty) group is still committed, so that
+      // "all groups but the newest" above always means the other buffer's store.
+      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
       bulk_commit();
     }
   }
@@ -145,13 +148,20 @@ __global__ void __launch_bounds__(threads, 1)
         grouped_tile(ct, ctiles_m, tiles_n, group_m, ctm, tn);
         int const tm = 2 * ctm + static_cast<int>(rank);
         bool const live = tm < tiles_m;  // odd tiles_m: the last pair's second tile is past m
+        // No box is issued wholly outside its tensor: A past m is not loaded (the tile is not
+        // computed), B's second half past n is not loaded (its columns are never stored; the
+        // wgmma reads stale shared memory there, which only reaches those columns). Both CTAs
+        // agree on b_halves, so each full barrier expects exactly the bytes that arrive.
+        int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
+        unsigned const bytes = (live ? cfg::a_bytes : 0) + b_halves * cfg::b_half_bytes;
         for (int kb = 0; kb < nk; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);       // our slot AND the peer's are free
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
-          mbar_arrive_expect_tx(&full[s], live ? cfg::stage_bytes : cfg::b_bytes);
+          mbar_arrive_expect_tx(&full[s], bytes);
           if (live) tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * bm);
-          tma_load_2d_multicast(sb + rank * cfg::b_half_bytes, &tmap_b, &full[s], kb * bk,
-                                tn * BN + static_cast<int>(rank) * (BN / 2), (1u << cluster_size) - 1u);
+          if (static_cast<int>(rank) < b_halves)
+            tma_load_2d_multicast(sb + rank * cfg::b_half_bytes, &tmap_b, &full[s], kb * bk,
+                                  tn * BN + static_cast<int>(rank) * (BN / 2), (1u << cluster_size) - 1u);
           if (++s == stages) {
             s = 0;
             phase ^= 1;
@@ -203,8 +213,8 @@ __global__ void __launch_bounds__(threads, 1)
       if (!live) continue;
       int const row0 = tm * bm + c * 64, col0 = tn * BN;
       if (tma_store) {
-        if (p.c_f32) tma_store_epilogue<float, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0);
-        else tma_store_epilogue<In, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0);
+        if (p.c_f32) tma_store_epilogue<float, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n);
+        else tma_store_epilogue<In, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n);
       } else {
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2)
