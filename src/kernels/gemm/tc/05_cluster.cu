@@ -50,6 +50,12 @@ struct cl_config {
   static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;          // 32 KB: 2 buffers per consumer
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
 };
+// The peer's half of B must start on a 1024-byte swizzle atom: then the two TMA boxes lay out
+// exactly like one box of BN rows, the layout the wgmma descriptor describes.
+static_assert(cl_config<256>::b_half_bytes % 1024 == 0 && cl_config<128>::b_half_bytes % 1024 == 0,
+              "B halves must be whole 128-byte-swizzle atoms");
+static_assert(cl_config<256>::smem_bytes <= 232448 - 1152 && cl_config<128>::smem_bytes <= 232448 - 1152,
+              "stages + staging + alignment + static barriers fit Hopper's 227 KB per block");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <class In, int BN>
