@@ -18,6 +18,7 @@ namespace {
 
 constexpr int bm = 128, bn = 256, bk = 32, stages = 4, threads = 256;
 constexpr int warp_n = 64, n8_per_warp = warp_n / 8;  // eight m16n8 column blocks per warp
+static_assert(n8_per_warp % 2 == 0 && 4 * warp_n == bn, "ldmatrix.x4 loads B fragments in pairs; 4 warps span bn");
 static_assert(bk == 32, "mma_sync_swizzle assumes 64-byte rows");
 constexpr int tile_elems = (bm + bn) * bk;  // one stage: A tile then B tile
 constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_elems * 2;  // 96 KB: fits sm_86/89's 99 KB
