@@ -100,7 +100,7 @@ namespace {
 constexpr gemm_tc_rung hopper_default_rung = gemm_tc_rung::persistent;
 
 constexpr int last_rung = 6;
-char const* const rung_names[] = {"automatic", "wmma",       "mma_sync", "tma_wgmma",
+char const* const rung_names[] = {"automatic",        "wmma",       "mma_sync", "tma_wgmma",
                                   "warp_specialized", "persistent", "cluster"};
 
 std::string op_text(gemm_op a, gemm_op b) {
