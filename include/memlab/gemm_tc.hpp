@@ -11,9 +11,11 @@
 // C = beta * C; beta = 0 never reads C (NaN in C does not propagate).
 //
 // The rungs (docs/tc-gemm.md): 1 wmma, 2 mma_sync, 3 tma_wgmma, 4 warp_specialized,
-// 5 persistent. Rungs 2-5 need the canonical layout op(A) = n, op(B) = t (both operands
+// 5 persistent, 6 cluster. Rungs 2-6 need the canonical layout op(A) = n, op(B) = t (both operands
 // K-major: the layout of y = x W^T with W stored out x in) and 16-byte aligned A and B with
-// lda, ldb multiples of 8; rungs 3-5 also need an sm_90a image. `automatic` takes the
+// lda, ldb multiples of 8; rungs 3-6 also need an sm_90a image. Rung 6 stores C with TMA
+// when beta = 0, C is 16-byte aligned and ldc * sizeof(C) is a multiple of 16; otherwise it
+// stores from registers like rung 5 (any C). `automatic` takes the
 // fastest rung the compiled image, the device, the layout and the alignment allow (the
 // wmma rung takes every layout and alignment), so it never refuses a valid problem that the
 // image can run. A rung named explicitly that cannot take the problem throws. BF16 needs
@@ -39,6 +41,7 @@ enum class gemm_tc_rung : int {
   tma_wgmma = 3,         ///< TMA into 128-byte-swizzled shared memory + wgmma (sm_90a)
   warp_specialized = 4,  ///< producer warpgroup (TMA, mbarriers) + two consumer warpgroups, setmaxnreg
   persistent = 5,        ///< rung 4 persistent over grouped tiles: the next tile's loads overlap the epilogue
+  cluster = 6,           ///< rung 5 in 2-CTA clusters along M: B multicast by TMA, TMA store epilogue
 };
 
 void gemm_bf16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -55,7 +58,7 @@ void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::i
               __half const* a, std::int64_t lda, __half const* b, std::int64_t ldb, float beta, float* c,
               std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
 
-/// "wmma", "mma_sync", "tma_wgmma", "warp_specialized", "persistent" (rungs 1..5, in order).
+/// "wmma", "mma_sync", "tma_wgmma", "warp_specialized", "persistent", "cluster" (rungs 1..6, in order).
 std::vector<std::string> gemm_tc_rung_names();
 std::string gemm_tc_rung_name(gemm_tc_rung rung);
 /// Throws memlab::error for an unknown name; "automatic" is accepted.

@@ -32,6 +32,22 @@ TEST(GemmTcSelect, HopperTakesThePersistentRung) {
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(shape(), target(90, true, 90)));
 }
 
+TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
+  auto const h = target(90, true, 90);
+  EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, true, false), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::n), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(90, false, 90)));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(80, false, 80)));
+  auto small = h;
+  small.smem_per_block_optin_bytes = 200 * 1024;  // the stages fit, the staging buffers do not
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), small));
+  // Until the lead flips hopper_default_rung (gemm_tc.cu), automatic keeps rung 5; m <= 128 keeps it either way.
+  auto decode = shape();
+  decode.m = 128;
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
+}
+
 TEST(GemmTcSelect, Sm90WithoutTheArchFeaturesTakesMmaSync) {
   EXPECT_EQ(gemm_tc_rung::mma_sync, memlab::gemm_tc_select(shape(), target(90, false, 90)));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::tma_wgmma, shape(), target(90, false, 90)));
@@ -58,8 +74,8 @@ TEST(GemmTcSelect, TuringRunsFp16OnlyOnWmma) {
 
 TEST(GemmTcSelect, RungNamesRoundTrip) {
   auto const names = memlab::gemm_tc_rung_names();
-  ASSERT_EQ(5u, names.size());
-  for (int i = 1; i <= 5; ++i)
+  ASSERT_EQ(6u, names.size());
+  for (int i = 1; i <= 6; ++i)
     EXPECT_EQ(static_cast<gemm_tc_rung>(i), memlab::gemm_tc_rung_from_name(names[static_cast<std::size_t>(i - 1)]));
   EXPECT_THROW(memlab::gemm_tc_rung_from_name("hgemm"), memlab::error);
 }

@@ -68,13 +68,14 @@ struct case_t {
   std::int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
   std::int64_t a_offset = 0, b_offset = 0;  ///< elements: a misaligned base pointer
   float alpha = 1.f, beta = 0.f;
+  std::int64_t c_offset = 0;  ///< elements: C's base pointer moved (1: not 16-byte aligned)
 };
 
 std::string describe(case_t const& c, gemm_tc_rung r) {
   return memlab::gemm_tc_rung_name(r) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
          " op " + static_cast<char>(c.oa) + static_cast<char>(c.ob) + " pads " + std::to_string(c.lda_pad) + "/" +
          std::to_string(c.ldb_pad) + "/" + std::to_string(c.ldc_pad) + " offsets " + std::to_string(c.a_offset) + "/" +
-         std::to_string(c.b_offset) + " alpha " + std::to_string(c.alpha) + " beta " + std::to_string(c.beta);
+         std::to_string(c.b_offset) + "/" + std::to_string(c.c_offset) + " alpha " + std::to_string(c.alpha) + " beta " + std::to_string(c.beta);
 }
 
 /// Runs one case; sets `skipped` to the reason when the rung cannot take it.
@@ -106,7 +107,7 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
   }
   auto const ha = random_matrix<In>(static_cast<std::size_t>(a_rows * lda + cs.a_offset), 11u + static_cast<unsigned>(m));
   auto const hb = random_matrix<In>(static_cast<std::size_t>(b_rows * ldb + cs.b_offset), 23u + static_cast<unsigned>(n));
-  auto hc = random_matrix<Out>(static_cast<std::size_t>(m * ldc), 37u);
+  auto hc = random_matrix<Out>(static_cast<std::size_t>(m * ldc + cs.c_offset), 37u);
   if (cs.beta == 0.f)
     for (auto& x : hc) x = from_f<Out>(NAN);  // beta = 0 must never read C
   auto da = upload(ha);
@@ -114,18 +115,23 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
   auto dc = upload(hc);
   In const* pa = da.data() + cs.a_offset;
   In const* pb = db.data() + cs.b_offset;
-  call(cs.oa, cs.ob, m, n, k, cs.alpha, pa, lda, pb, ldb, cs.beta, dc.data(), ldc, rung);
+  call(cs.oa, cs.ob, m, n, k, cs.alpha, pa, lda, pb, ldb, cs.beta, dc.data() + cs.c_offset, ldc, rung);
   MEMLAB_EXPECT_LAUNCH_OK();
   auto const got = download(dc.data(), hc.size());
 
   double const unit = std::is_same_v<Out, float> ? 0x1p-20 : (std::is_same_v<Out, __half> ? 0x1p-10 : 0x1p-7);
   double const abs_tol = std::fabs(cs.alpha) * (k + 1) * 0x1p-18 + 1e-6;
   int reported = 0;
+  for (std::int64_t e = 0; e < cs.c_offset; ++e)  // before C's base: never written
+    if (std::memcmp(&got[e], &hc[e], sizeof(Out)) != 0) {
+      ADD_FAILURE() << "wrote element " << e << " before C's base";
+      return;
+    }
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < ldc; ++j) {
-      float const g = to_f(got[i * ldc + j]);
+      float const g = to_f(got[cs.c_offset + i * ldc + j]);
       if (j >= n) {  // padding between rows is never written
-        float const before = to_f(hc[i * ldc + j]);
+        float const before = to_f(hc[cs.c_offset + i * ldc + j]);
         if (!(g == before || (std::isnan(g) && std::isnan(before)))) {
           ADD_FAILURE() << "wrote padding at (" << i << ", " << j << ")";
           return;
@@ -139,7 +145,7 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
         acc += av * bv;
       }
       double ref = cs.alpha * acc;
-      if (cs.beta != 0.f) ref += cs.beta * static_cast<double>(to_f(hc[i * ldc + j]));
+      if (cs.beta != 0.f) ref += cs.beta * static_cast<double>(to_f(hc[cs.c_offset + i * ldc + j]));
       double const err = std::fabs(static_cast<double>(g) - ref);
       if (!(err <= abs_tol + unit * std::fabs(ref) + std::fabs(cs.beta) * unit)) {  // NaN fails
         if (reported++ < 5) ADD_FAILURE() << "C(" << i << ", " << j << ") = " << g << ", expected " << ref;
@@ -186,6 +192,85 @@ MEMLAB_TC_RUNG_TESTS(MmaSync, gemm_tc_rung::mma_sync)
 MEMLAB_TC_RUNG_TESTS(TmaWgmma, gemm_tc_rung::tma_wgmma)
 MEMLAB_TC_RUNG_TESTS(WarpSpecialized, gemm_tc_rung::warp_specialized)
 MEMLAB_TC_RUNG_TESTS(Persistent, gemm_tc_rung::persistent)
+MEMLAB_TC_RUNG_TESTS(Cluster, gemm_tc_rung::cluster)
+
+// Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
+// multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
+// tile rows), one row or few columns of C, ld > row, alpha without beta.
+template <class In, class Out>
+void run_cluster_edges() {
+  MEMLAB_REQUIRE_GPU();
+  std::string skipped;
+  gemm_op const n_ = gemm_op::n, t_ = gemm_op::t;
+  std::vector<case_t> v = {
+      {257, 264, 129},                                         // 3 tile rows: the second pair's CTA 1 idles; TMA store
+      {1, 64, 200},                                            // m = 1 through the TMA store (ldc 64)
+      {130, 8, 70},                                            // n = 8: a box 8 columns wide, clipped by TMA
+      {67, 72, 300, n_, t_, 0, 0, 8},                          // ldc > n, still a TMA-storable stride
+      {67, 72, 300, n_, t_, 0, 0, 1},                          // ldc bytes not a multiple of 16: register stores
+      {129, 136, 64, n_, t_, 0, 0, 0, 0, 0, 1.f, 0.f, 1},      // C base not 16-byte aligned: register stores
+      {129, 136, 64, n_, t_, 0, 0, 0, 0, 0, 1.f, 0.f, 8},      // C base moved by 8 elements: 16-byte aligned, TMA
+      {200, 392, 136, n_, t_, 8, 16, 8, 0, 0, -2.5f, 0.f},     // alpha through the TMA path, ld > row for A, B, C
+      {200, 392, 136, n_, t_, 0, 0, 0, 0, 0, 0.5f, 2.f},       // beta != 0: register stores read C
+  };
+  for (case_t c : v) {
+    c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
+    c.ldb_pad += (8 - (c.k + c.ldb_pad) % 8) % 8;
+    check_case<In, Out>(c, gemm_tc_rung::cluster, skipped);
+    if (!skipped.empty()) GTEST_SKIP() << skipped;
+  }
+}
+TEST(GemmTc, ClusterEdges_bf16) { run_cluster_edges<__nv_bfloat16, __nv_bfloat16>(); }
+TEST(GemmTc, ClusterEdges_bf16_f32out) { run_cluster_edges<__nv_bfloat16, float>(); }
+TEST(GemmTc, ClusterEdges_f16) { run_cluster_edges<__half, __half>(); }
+TEST(GemmTc, ClusterEdges_f16_f32out) { run_cluster_edges<__half, float>(); }
+
+// Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
+// tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
+// Against a double-precision host reference; skipped at small sizes (sanitizer runs).
+template <class In, class Out>
+void check_many_tiles(gemm_tc_rung rung, std::int64_t m, std::int64_t n, std::int64_t k) {
+  SCOPED_TRACE(memlab::gemm_tc_rung_name(rung) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  auto const ha = random_matrix<In>(static_cast<std::size_t>(m * k), 101u);
+  auto const hb = random_matrix<In>(static_cast<std::size_t>(n * k), 202u);
+  auto da = upload(ha), db = upload(hb);
+  memlab::device_buffer<Out> dc(static_cast<std::size_t>(m * n));
+  dc.fill_bytes(0xFF);
+  call(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, rung);
+  MEMLAB_EXPECT_LAUNCH_OK();
+  auto const got = download(dc.data(), dc.size());
+  std::vector<float> fa(ha.size()), fb(hb.size());
+  for (std::size_t i = 0; i < ha.size(); ++i) fa[i] = to_f(ha[i]);
+  for (std::size_t i = 0; i < hb.size(); ++i) fb[i] = to_f(hb[i]);
+  double const unit = std::is_same_v<Out, float> ? 0x1p-20 : (std::is_same_v<Out, __half> ? 0x1p-10 : 0x1p-7);
+  double const abs_tol = (k + 1) * 0x1p-18 + 1e-6;
+  int reported = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      float const* ar = &fa[static_cast<std::size_t>(i * k)];
+      float const* br = &fb[static_cast<std::size_t>(j * k)];
+      double acc = 0.0;
+      for (std::int64_t kk = 0; kk < k; ++kk) acc += static_cast<double>(ar[kk]) * br[kk];
+      double const g = to_f(got[static_cast<std::size_t>(i * n + j)]);
+      if (!(std::fabs(g - acc) <= abs_tol + unit * std::fabs(acc)) && reported++ < 5)
+        ADD_FAILURE() << "C(" << i << ", " << j << ") = " << g << ", expected " << acc;
+    }
+  EXPECT_EQ(reported, 0);
+}
+
+TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
+  MEMLAB_REQUIRE_GPU();
+  if (memlab::test::small_sizes()) GTEST_SKIP() << "large shapes (MEMLAB_TEST_SMALL=1)";
+  memlab::gemm_tc_shape s;
+  s.m = s.n = s.k = 4096;
+  for (gemm_tc_rung r : {gemm_tc_rung::persistent, gemm_tc_rung::cluster}) {
+    if (auto why = memlab::gemm_tc_unavailable(r, s, memlab::gemm_tc_current_target()); !why.empty()) GTEST_SKIP() << why;
+    // 33 x 9 tiles of 128 x 256: 153 pairs, odd rows, and the last tile column's second B half
+    // (columns 2176..2303) wholly past n = 2152: rung 6 loads one half there (ldc bytes still TMA-storable).
+    check_many_tiles<__nv_bfloat16, __nv_bfloat16>(r, 4224, 2152, 200);
+    check_many_tiles<__half, float>(r, 2304, 1024, 520);                 // 18 x 8 tiles of 128 x 128 (partial wave), 9 k-blocks
+  }
+}
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.
@@ -204,7 +289,7 @@ TEST(GemmTc, LayoutsAndAlignmentFallBack) {
 
 TEST(GemmTc, KZeroScalesC) {
   MEMLAB_REQUIRE_GPU();
-  for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma, gemm_tc_rung::persistent}) {
+  for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma, gemm_tc_rung::persistent, gemm_tc_rung::cluster}) {
     std::string sk;
     check_case<__nv_bfloat16, float>({37, 41, 0, gemm_op::n, gemm_op::t, 8, 8, 0, 0, 0, 1.f, 0.5f}, r, sk);
     check_case<__half, __half>({37, 41, 0, gemm_op::n, gemm_op::t, 8, 8, 2, 0, 0, 1.f, 0.f}, r, sk);
@@ -220,7 +305,7 @@ TEST(GemmTc, NanInAPropagates) {
   ha[77 * k + 50] = __float2bfloat16_rn(NAN);
   auto da = upload(ha), db = upload(hb);
   int ran = 0;
-  for (int r = 1; r <= 5; ++r) {
+  for (int r = 1; r <= 6; ++r) {
     auto const rung = static_cast<gemm_tc_rung>(r);
     memlab::gemm_tc_shape s;
     s.m = m;
@@ -261,6 +346,8 @@ TEST(GemmTc, BadInputThrowsAndLeavesCUntouched) {
   // A named rung that cannot take the layout or the alignment refuses instead of guessing.
   expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::n, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n, nullptr, gemm_tc_rung::mma_sync); });
   expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
+  expect_throw([&] { memlab::gemm_bf16(gemm_op::t, gemm_op::t, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
 }
 
 }  // namespace

@@ -73,11 +73,35 @@ void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, 
                         std::to_string(rows) + " x " + std::to_string(k) + " operand, ld " + std::to_string(ld));
 }
 
+void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                    int box_rows) {
+  std::int64_t const elem = f32 ? 4 : 2;
+  cuuint64_t const dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  cuuint64_t const strides[1] = {static_cast<cuuint64_t>(ld * elem)};
+  cuuint32_t const box[2] = {static_cast<cuuint32_t>(128 / elem), static_cast<cuuint32_t>(box_rows)};
+  cuuint32_t const elem_strides[2] = {1, 1};
+  CUtensorMapDataType const type =
+      f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : (f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), type, 2, base, dims, strides, box, elem_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw memlab::error("gemm_tc: cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ") for a " +
+                        std::to_string(rows) + " x " + std::to_string(cols) + " output, ld " + std::to_string(ld));
+}
+
 }  // namespace detail::gemm_tc
 
 namespace {
 
-char const* const rung_names[] = {"automatic", "wmma", "mma_sync", "tma_wgmma", "warp_specialized", "persistent"};
+/// The rung `automatic` takes on sm_90a. Rung 5 until the lead's measurements say the cluster
+/// rung wins; flip to gemm_tc_rung::cluster to make rung 6 the default (gemm_tc_select then
+/// still keeps rung 5 where a pair would idle half its CTAs: m <= 128).
+constexpr gemm_tc_rung hopper_default_rung = gemm_tc_rung::persistent;
+
+constexpr int last_rung = 6;
+char const* const rung_names[] = {"automatic",        "wmma",       "mma_sync", "tma_wgmma",
+                                  "warp_specialized", "persistent", "cluster"};
 
 std::string op_text(gemm_op a, gemm_op b) {
   return std::string(1, static_cast<char>(a)) + static_cast<char>(b);
@@ -93,7 +117,7 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   if (op_b != gemm_op::n && op_b != gemm_op::t) fail("op_b must be gemm_op::n or gemm_op::t");
   if (m < 0 || n < 0 || k < 0)
     fail("m, n, k must be >= 0 (got " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ")");
-  if (static_cast<int>(rung) < 0 || static_cast<int>(rung) > 5) fail("unknown rung " + std::to_string(static_cast<int>(rung)));
+  if (static_cast<int>(rung) < 0 || static_cast<int>(rung) > last_rung) fail("unknown rung " + std::to_string(static_cast<int>(rung)));
   std::int64_t const a_cols = op_a == gemm_op::n ? k : m;  // stored row length
   std::int64_t const b_cols = op_b == gemm_op::n ? n : k;
   if (lda < std::max<std::int64_t>(a_cols, 1)) fail("lda = " + std::to_string(lda) + " < " + std::to_string(a_cols));
@@ -151,22 +175,23 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
     case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
     case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
     case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
+    case gemm_tc_rung::cluster: launch_cluster<In>(p, stream); break;
     default: fail("no rung");
   }
 }
 
 }  // namespace
 
-std::vector<std::string> gemm_tc_rung_names() { return {rung_names + 1, rung_names + 6}; }
+std::vector<std::string> gemm_tc_rung_names() { return {rung_names + 1, rung_names + last_rung + 1}; }
 
 std::string gemm_tc_rung_name(gemm_tc_rung rung) {
   int const i = static_cast<int>(rung);
-  MEMLAB_EXPECTS(i >= 0 && i <= 5, "unknown rung " + std::to_string(i));
+  MEMLAB_EXPECTS(i >= 0 && i <= last_rung, "unknown rung " + std::to_string(i));
   return rung_names[i];
 }
 
 gemm_tc_rung gemm_tc_rung_from_name(std::string const& name) {
-  for (int i = 0; i <= 5; ++i)
+  for (int i = 0; i <= last_rung; ++i)
     if (name == rung_names[i]) return static_cast<gemm_tc_rung>(i);
   MEMLAB_EXPECTS(false, "unknown tensor-core GEMM rung '" + name + "'");
   return gemm_tc_rung::automatic;
@@ -191,7 +216,7 @@ gemm_tc_target gemm_tc_current_target() {
 std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_tc_target const& t) {
   using namespace detail::gemm_tc;
   int const r = static_cast<int>(rung);
-  if (r < 1 || r > 5) return "rung '" + (r == 0 ? std::string("automatic") : std::to_string(r)) + "' is not a rung";
+  if (r < 1 || r > last_rung) return "rung '" + (r == 0 ? std::string("automatic") : std::to_string(r)) + "' is not a rung";
   std::string const name = rung_names[r];
   int const needed_for_type = s.bf16 ? 80 : 75;
   if (auto why = format_unavailable(needed_for_type, s.bf16 ? "BF16 tensor cores" : "FP16 tensor cores", t.image_arch,
@@ -211,7 +236,9 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
     if (!t.sm90a || t.device_cc < 90)
       return name + " needs TMA and wgmma: an sm_90a image on a compute capability 9.0 device (image " +
              std::to_string(t.image_arch) + (t.sm90a ? "a" : "") + ", device " + std::to_string(t.device_cc) + ")";
-    smem = rung == gemm_tc_rung::tma_wgmma ? smem_tma_wgmma() : smem_warp_specialized();
+    smem = rung == gemm_tc_rung::tma_wgmma ? smem_tma_wgmma()
+           : rung == gemm_tc_rung::cluster ? smem_cluster()
+                                            : smem_warp_specialized();
   }
   if (smem > t.smem_per_block_optin_bytes)
     return name + " needs " + std::to_string(smem) + " bytes of shared memory per block; this device allows " +
@@ -220,9 +247,12 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
 }
 
 gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
-  // The persistent warp-specialized kernel is the fastest wherever it runs; below sm_90a the
-  // mma.sync pipeline; wmma takes the layouts and alignments the others cannot.
-  for (gemm_tc_rung r : {gemm_tc_rung::persistent, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
+  // On sm_90a hopper_default_rung (rung 5, or rung 6 once flipped: then only where m > 128, so
+  // that both CTAs of a pair have a tile); below sm_90a the mma.sync pipeline; wmma takes the
+  // layouts and alignments the others cannot.
+  gemm_tc_rung const hopper =
+      hopper_default_rung == gemm_tc_rung::cluster && s.m <= 128 ? gemm_tc_rung::persistent : hopper_default_rung;
+  for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
     if (gemm_tc_unavailable(r, s, t).empty()) return r;
   return gemm_tc_rung::automatic;
 }

@@ -154,6 +154,67 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, void const* tmap,
       "l"(tmap), "r"(x), "r"(y), "r"(smem_addr(bar))
       : "memory");
 }
+
+// ---- sm_90 thread-block clusters, TMA multicast and the TMA store (rung 6) ----
+__device__ __forceinline__ unsigned cluster_ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/// Every thread of every CTA of the cluster arrives and waits (release/acquire at cluster
+/// scope). Not .aligned: callers may sit in divergent code.
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+/// Arrives once on the barrier at the same shared-memory offset as `bar` in CTA `cta` of the
+/// cluster (this CTA included). Default semantics (release at CTA scope), as CUTLASS's
+/// ClusterBarrier: what it publishes is that this warp's wgmma reads of the slot are complete
+/// (wgmma.wait_group), and a .release.cluster would add a MEMBAR.GPU to every k-block.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(cta));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+/// tma_load_2d into the same shared-memory offset of every CTA in `cta_mask`, completing
+/// `box bytes` on the barrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, void const* tmap, std::uint64_t* bar, int x,
+                                                      int y, std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(tmap), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+/// Orders this thread's generic-proxy shared-memory writes before later async-proxy reads (TMA store).
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/// Named barrier `id` (1..15) over `count` threads.
+__device__ __forceinline__ void named_bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+/// 2-D TMA store of the box at (x = inner coordinate, y = outer) from shared memory; parts of
+/// the box outside the tensor are not written.
+__device__ __forceinline__ void tma_store_2d(void const* tmap, std::uint32_t src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(tmap), "r"(x),
+               "r"(y), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// At most N of this thread's bulk groups still read their shared-memory source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/// At most N of this thread's bulk groups are incomplete (writes done and visible).
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

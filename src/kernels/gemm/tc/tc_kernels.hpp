@@ -13,6 +13,7 @@ template <class In> void launch_mma_sync(problem const& p, cudaStream_t st);
 template <class In> void launch_tma_wgmma(problem const& p, cudaStream_t st);
 template <class In> void launch_warp_specialized(problem const& p, cudaStream_t st);
 template <class In> void launch_persistent(problem const& p, cudaStream_t st, int sm_count);
+template <class In> void launch_cluster(problem const& p, cudaStream_t st);
 /// C = beta * C (k = 0 or alpha = 0 never needs the operands).
 template <class In> void launch_scale_c(problem const& p, cudaStream_t st);
 
@@ -25,6 +26,7 @@ void const* kernel_tma_wgmma();
 std::size_t smem_mma_sync();
 std::size_t smem_tma_wgmma();
 std::size_t smem_warp_specialized();
+std::size_t smem_cluster();
 
 /// True when the image running on the current device holds the sm_90a features (wgmma,
 /// setmaxnreg): compiled_arch says 90 for both sm_90 and sm_90a, so a probe kernel reports
@@ -36,4 +38,12 @@ bool image_has_sm90a();
 void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
                      int box_rows);
 
+}  // namespace memlab::detail::gemm_tc
+
+namespace memlab::detail::gemm_tc {
+/// Encodes a 2-D TMA descriptor for storing into C (rows x cols, row stride ld elements; FP32,
+/// FP16 or BF16) with boxes of 128 bytes (64 16-bit or 32 FP32 columns) x box_rows and
+/// 128-byte swizzle. C's base must be 16-byte aligned and ld * element size a multiple of 16.
+void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                    int box_rows);
 }  // namespace memlab::detail::gemm_tc

@@ -1,0 +1,318 @@
+// Rung 6: rung 5 (persistent, warp-specialized, grouped tile order) run in clusters of two
+// CTAs along M, with TMA multicast of the operand they share and a TMA store epilogue.
+//
+// The two CTAs of a cluster take tiles (2 ctm, tn) and (2 ctm + 1, tn): the same 256 (or 128)
+// rows of B. Each CTA loads its own 128 rows of A and HALF of the B slice, multicast into the
+// same shared-memory offset of both CTAs, so B crosses L2 -> SM once per pair instead of twice
+// (per k-block a CTA pulls 16 KB of A + 16 KB of B instead of 16 + 32 KB: a third less L2
+// traffic at BN = 256). The pipeline's barriers become cluster-wide:
+//  - full[s] (per CTA) expects the whole stage, A + both B halves; the peer's multicast
+//    completes its half on our barrier (the tx count may dip below zero before our own
+//    expect_tx lands: it is signed, and the phase cannot complete before our arrival);
+//  - empty[s] counts 16 arrivals: every consumer warp of BOTH CTAs, since our producer's
+//    multicast writes the peer's slot too (lane 0 arrives here, lane 1 on the peer's barrier).
+// The barriers are initialised before a cluster-wide sync (no multicast may land on an
+// uninitialised barrier), and a final cluster sync keeps each CTA's shared memory and
+// barriers alive until the peer has stopped writing and arriving.
+//
+// Epilogue: each consumer warpgroup writes its 64 x BN accumulators, alpha applied and
+// converted, box by box (64 rows x 128 bytes: 64 BF16/FP16 or 32 FP32 columns) into one of two
+// 128-byte-swizzled staging buffers (conflict-free: the 8 rows a warp writes at once land in 8
+// different 16-byte chunks), fences the generic-proxy writes for the async proxy, syncs the
+// warpgroup on a named barrier, and one thread issues cp.async.bulk.tensor's store. A buffer
+// is rewritten only after its store has finished reading it (cp.async.bulk.wait_group.read 1:
+// the other buffer's store may still be in flight). TMA clips the boxes at the matrix edges.
+// beta != 0 (C must be read) or a C that TMA cannot address (base not 16-byte aligned, ldc
+// bytes not a multiple of 16) takes rung 5's register epilogue in the same kernel.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "kernels/gemm/tc/tc_kernels.hpp"
+#include "kernels/gemm/tc/wgmma_ops.cuh"
+#include "memlab/error.hpp"
+
+namespace memlab::detail::gemm_tc {
+namespace {
+
+constexpr int bm = 128, bk = 64, threads = 384, cluster_size = 2;
+constexpr int epi_rows = 64, epi_box_bytes = epi_rows * 128, epi_bufs = 2;
+
+template <int BN>
+struct cl_config {
+  static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
+  static constexpr int stage_bytes = a_bytes + b_bytes;
+  static constexpr int stages = BN == 256 ? 4 : 6;                        // 192 KB of slots, as rung 5
+  static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;          // 32 KB: 2 buffers per consumer
+  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
+};
+// The peer's half of B must start on a 1024-byte swizzle atom: then the two TMA boxes lay out
+// exactly like one box of BN rows, the layout the wgmma descriptor describes.
+static_assert(cl_config<256>::b_half_bytes % 1024 == 0 && cl_config<128>::b_half_bytes % 1024 == 0,
+              "B halves must be whole 128-byte-swizzle atoms");
+static_assert(cl_config<256>::smem_bytes <= 232448 - 1152 && cl_config<128>::smem_bytes <= 232448 - 1152,
+              "stages + staging + alignment + static barriers fit Hopper's 227 KB per block");
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+template <class In, int BN>
+__device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t da, std::uint64_t db) {
+  if constexpr (std::is_same_v<In, __half>) {
+    if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
+    else wgmma_f16_m64n128k16(acc, da, db);
+  } else {
+    if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
+    else wgmma_bf16_m64n128k16(acc, da, db);
+  }
+}
+
+/// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
+/// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier.
+template <class Out, int BN>
+__device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
+                                                   std::uint32_t bufs, int t, int bar_id, int row0, int col0,
+                                                   std::int64_t m, std::int64_t n) {
+  constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));  // 64 (16-bit) or 32 (FP32)
+  constexpr int boxes = BN / box_cols;
+#pragma unroll
+  for (int bx = 0; bx < boxes; ++bx) {
+    std::uint32_t const buf = bufs + (bx % epi_bufs) * epi_box_bytes;
+    if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
+    named_bar_sync(bar_id, 128);
+#pragma unroll
+    for (int jj = 0; jj < box_cols / 8; ++jj) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
+        int const row = wgmma_acc_row(t, r);  // 0..63
+        int const byte = (8 * jj + 2 * (t % 4)) * static_cast<int>(sizeof(Out));
+        std::uint32_t const addr =
+            buf + row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));  // the 128-byte swizzle
+        float const v0 = alpha * acc[r], v1 = alpha * acc[r + 1];
+        if constexpr (std::is_same_v<Out, float>) {
+          st_shared_v2_f32(addr, v0, v1);
+        } else {
+          Out pair[2] = {from_float<Out>(v0), from_float<Out>(v1)};
+          std::uint32_t bits;
+          memcpy(&bits, pair, 4);
+          st_shared_b32(addr, bits);
+        }
+      }
+    }
+    fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
+    named_bar_sync(bar_id, 128);
+    if (t == 0) {
+      // A box wholly outside C is not issued; its (empty) group is still committed, so that
+      // "all groups but the newest" above always means the other buffer's store.
+      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
+      bulk_commit();
+    }
+  }
+}
+#endif
+
+template <class In, int BN>
+__global__ void __launch_bounds__(threads, 1)
+    cluster_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                   const __grid_constant__ CUtensorMap tmap_c, problem p, int tma_store) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using cfg = cl_config<BN>;
+  constexpr int stages = cfg::stages;
+  constexpr int group_m = 8;  // grouped order over cluster rows: 8 x 256 = 2048 rows of A, as rung 5
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ std::uint64_t full[stages], empty[stages];
+  std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
+  unsigned const rank = cluster_ctarank();
+  int const tiles_m = static_cast<int>((p.m + bm - 1) / bm);
+  int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
+  int const ctiles_m = (tiles_m + 1) / 2;  // cluster rows: 2 M tiles each
+  int const ctiles = ctiles_m * tiles_n;
+  int const nk = static_cast<int>((p.k + bk - 1) / bk);
+  int const cluster = static_cast<int>(blockIdx.x) / cluster_size, clusters = static_cast<int>(gridDim.x) / cluster_size;
+  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+
+  if (tid == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 8 * cluster_size);  // every consumer warp of both CTAs
+    }
+    mbar_fence_init();
+  }
+  cluster_sync_all();  // both CTAs' barriers exist before any multicast or remote arrival
+
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (t == 0) {
+      int s = 0;
+      unsigned phase = 0;
+      for (int ct = cluster; ct < ctiles; ct += clusters) {
+        int ctm, tn;
+        grouped_tile(ct, ctiles_m, tiles_n, group_m, ctm, tn);
+        int const tm = 2 * ctm + static_cast<int>(rank);
+        bool const live = tm < tiles_m;  // odd tiles_m: the last pair's second tile is past m
+        // No box is issued wholly outside its tensor: A past m is not loaded (the tile is not
+        // computed), B's second half past n is not loaded (its columns are never stored; the
+        // wgmma reads stale shared memory there, which only reaches those columns). Both CTAs
+        // agree on b_halves, so each full barrier expects exactly the bytes that arrive.
+        int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
+        unsigned const bytes = (live ? cfg::a_bytes : 0) + b_halves * cfg::b_half_bytes;
+        for (int kb = 0; kb < nk; ++kb) {
+          mbar_wait(&empty[s], phase ^ 1);       // our slot AND the peer's are free
+          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
+          mbar_arrive_expect_tx(&full[s], bytes);
+          if (live) tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * bm);
+          if (static_cast<int>(rank) < b_halves)
+            tma_load_2d_multicast(sb + rank * cfg::b_half_bytes, &tmap_b, &full[s], kb * bk,
+                                  tn * BN + static_cast<int>(rank) * (BN / 2), (1u << cluster_size) - 1u);
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    int const c = wg - 1;  // rows c*64 .. c*64+63 of each tile
+    int const lane = t % 32;
+    int s = 0;
+    unsigned phase = 0;
+    float acc[BN / 2];
+    auto release = [&](int slot) {
+      if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
+    };
+    for (int ct = cluster; ct < ctiles; ct += clusters) {
+      int ctm, tn;
+      grouped_tile(ct, ctiles_m, tiles_n, group_m, ctm, tn);
+      int const tm = 2 * ctm + static_cast<int>(rank);
+      bool const live = tm < tiles_m;
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      int prev = -1;
+      for (int kb = 0; kb < nk; ++kb) {
+        mbar_wait(&full[s], phase);
+        if (live) {
+          std::uint32_t const sa = base + s * cfg::stage_bytes + c * 64 * 128;
+          std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < bk / 16; ++kk) cl_wgmma_k16<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+          wgmma_commit();
+          wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
+          if (prev >= 0) release(prev);
+          prev = s;
+        } else {
+          release(s);  // a tile past m: nothing to compute, the peer still needs the slot back
+        }
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      fence_regs(acc);
+      if (prev >= 0) release(prev);
+      if (!live) continue;
+      int const row0 = tm * bm + c * 64, col0 = tn * BN;
+      if (tma_store) {
+        if (p.c_f32) tma_store_epilogue<float, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n);
+        else tma_store_epilogue<In, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n);
+      } else {
+#pragma unroll
+        for (int r = 0; r < BN / 2; r += 2)
+          store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r],
+                         acc[r + 1]);
+      }
+    }
+    if (t == 0) bulk_wait<0>();  // this warpgroup's stores are complete before the CTA may exit
+  }
+  cluster_sync_all();  // no CTA leaves while its peer may still write its slots or arrive on its barriers
+#else
+  __trap();  // clusters, TMA, wgmma and setmaxnreg need an sm_90a image: the host refuses first
+#endif
+}
+
+template <class In, int BN>
+cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attr, unsigned grid, cudaStream_t st) {
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster_size;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = cl_config<BN>::smem_bytes;
+  cfg.stream = st;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+/// How many clusters of this kernel the device runs at once (cached per device): the
+/// persistent grid, since a GPC may not hold an even number of free SMs.
+template <class In, int BN>
+int max_active_clusters() {
+  static std::mutex mu;
+  static std::map<int, int> cache;
+  int dev = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(dev); it != cache.end()) return it->second;
+  auto kernel = cluster_kernel<In, BN>;
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(cl_config<BN>::smem_bytes)));
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t const cfg = launch_config<In, BN>(attr, cluster_size, nullptr);
+  int n = 0;
+  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
+  if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
+  return cache[dev] = n;
+}
+
+template <class In, int BN>
+void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
+  std::int64_t const ctiles = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + BN - 1) / BN);
+  MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
+  bool const f16 = std::is_same_v<In, __half>;
+  CUtensorMap ta, tb, tc;
+  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
+  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN / 2);  // each CTA of the pair loads half
+  std::size_t const out_bytes = p.c_f32 ? 4 : 2;
+  bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
+                         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
+  std::memset(&tc, 0, sizeof tc);
+  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows);
+  auto kernel = cluster_kernel<In, BN>;
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(cl_config<BN>::smem_bytes)));
+  std::int64_t const clusters = std::min<std::int64_t>(ctiles, clusters_max);
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t const cfg = launch_config<In, BN>(attr, static_cast<unsigned>(clusters * cluster_size), st);
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
+  MEMLAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <class In>
+void launch_cluster(problem const& p, cudaStream_t st) {
+  // Rung 5's wave rule on pairs of tiles: 128 x 256 tiles unless the pairs leave clusters idle
+  // in the last wave; then 128 x 128 (twice the pairs).
+  int const clusters256 = max_active_clusters<In, 256>();
+  std::int64_t const pairs256 = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + 255) / 256);
+  if (pairs256 >= 2 * clusters256 || pairs256 % clusters256 == 0)
+    launch_cl<In, 256>(p, st, clusters256);
+  else
+    launch_cl<In, 128>(p, st, max_active_clusters<In, 128>());
+}
+
+std::size_t smem_cluster() { return std::max(cl_config<256>::smem_bytes, cl_config<128>::smem_bytes); }
+
+template void launch_cluster<__half>(problem const&, cudaStream_t);
+template void launch_cluster<__nv_bfloat16>(problem const&, cudaStream_t);
+
+}  // namespace memlab::detail::gemm_tc
