@@ -356,7 +356,8 @@ def build_timeline(record, exp, spec):
 
 def build_roofline(record, exp, spec):
     """Every timed row with flops and bytes of an experiment that declares tflops (host-device
-    experiments do not: their bytes cross PCIe, not DRAM), under this run's two ceilings."""
+    experiments do not: their bytes cross PCIe, not DRAM), under this run's two ceilings. A
+    record without such rows gets a figure that says so (gid "roofline_note"), not an error."""
     declares = {e["id"] for e in record.get("experiments", [])
                 if any(m.get("name") == "tflops" for m in e.get("metrics", []))}
     pts = []
@@ -364,11 +365,27 @@ def build_roofline(record, exp, spec):
         f, b, ms = num(r.get("flops")), num(r.get("bytes")), num(r.get("median_ms"))
         if r.get("experiment") in declares and usable(r) and f and b and ms and ms > 0:
             pts.append((r["experiment"], f / b, f / (ms * 1e-3) / 1e12))
-    if not pts:
-        raise ValueError("%s: no row has flops, bytes and a time" % spec["file"])
     ce = record.get("ceilings") or {}
     bw, peak = num(ce.get("d2d_copy_gbps")), num(ce.get("fp32_peak_tflops"))
     fig, ax = plt.subplots(figsize=(10, 5.2), layout="constrained")
+    if not pts:
+        # A run of bandwidth or latency experiments only (the ceilings' own FP32 row has no
+        # bytes): nothing to place under the roofs. Say so on the figure, not by raising, so
+        # the report keeps every other plot and this one explains itself.
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "No row of this record has FLOPs, bytes and a time:\nnothing to place under the roofs "
+                "(run a compute experiment, e.g. gemm, to fill it).", ha="center", va="center", fontsize=11,
+                transform=ax.transAxes, gid="roofline_note")
+        roofs = []
+        if bw:
+            roofs.append("cudaMemcpy D2D %.0f GB/s" % bw)
+        if peak:
+            roofs.append("FP32 peak %.1f TFLOP/s" % peak)
+        if roofs:
+            ax.text(0.5, 0.32, "This run's roofs: " + ", ".join(roofs), ha="center", va="center", fontsize=9,
+                    transform=ax.transAxes)
+        fig.suptitle(spec.get("title", ""), fontsize=11)
+        return fig
     exps = ordered([p[0] for p in pts], [])
     cmap = plt.get_cmap("tab10")
     for i, e in enumerate(exps):

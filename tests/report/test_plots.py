@@ -146,6 +146,26 @@ class plot_content(unittest.TestCase):
         self.assertAlmostEqual(max(roof.get_ydata()), RECORD["ceilings"]["fp32_peak_tflops"])
         self.assertEqual((ax.get_xscale(), ax.get_yscale()), ("log", "log"))
 
+    def test_roofline_without_flops_rows_draws_a_note_instead_of_raising(self):
+        # The hierarchy family's record: bandwidth and latency rows only (the FP32 ceiling's
+        # row has flops but no bytes). The roofline must still draw, saying why it is empty.
+        path = os.path.join(SOURCE, "results", "nvidia-h200", "hierarchy", "run.json")
+        with open(path) as f:
+            record = json.load(f)
+        specs = [(e, p) for e, p in plots.declared_plots(record) if p.get("kind") == "roofline"]
+        self.assertEqual(len(specs), 1)
+        exp, spec = specs[0]
+        fig = plots.build_figure(record, exp, spec)
+        (ax,) = fig.get_axes()
+        self.assertEqual(sum(len(c.get_offsets()) for c in ax.collections), 0)
+        notes = [t for t in ax.texts if t.get_gid() == "roofline_note"]
+        self.assertEqual(len(notes), 1)
+        self.assertIn("nothing to place under the roofs", notes[0].get_text())
+        # The same record with every flops row removed, and one with no ceilings at all.
+        bare = dict(record, rows=[dict(r, flops=0) for r in record["rows"]], ceilings={})
+        fig = plots.build_figure(bare, exp, spec)
+        self.assertEqual(len([t for t in fig.get_axes()[0].texts if t.get_gid() == "roofline_note"]), 1)
+
     def test_timeline_has_a_lane_per_stream(self):
         _, spec, fig = figure("transfer_timeline.png")
         (ax,) = fig.get_axes()
