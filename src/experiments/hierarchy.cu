@@ -230,6 +230,12 @@ void bandwidth_body(state& s) {
                      s.device().sm_count;
   if (mode == mh::footprint_mode::partitioned && footprint / blocks < 4096)
     s.skip("each block's slice would be under 4 KiB: the loop, not the memory, would be timed");
+  // A grid-stride round is blocks x U x 4 KiB; under two of them most of the bytes would be
+  // the part round's, read one load at a time: not what the variant names.
+  std::size_t const round_bytes = static_cast<std::size_t>(blocks) * loads * 4096;
+  if (grid_stride && footprint < 2 * round_bytes)
+    s.skip("under two grid-stride rounds (" + std::to_string(round_bytes >> 10) + " KiB each): the part round, one "
+           "load at a time, would be most of it");
   std::size_t const words = footprint / 4;
   device_buffer<std::uint32_t> in(words), out(write ? words : 1), sums(blocks);
   // in[i] = i * K (K = stream_pattern): varied bits, and a closed-form sum for the check. Written

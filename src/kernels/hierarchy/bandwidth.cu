@@ -39,14 +39,21 @@ __global__ void __launch_bounds__(threads) footprint_kernel(uint4 const* in, uin
 }
 
 /// One 16-byte load, through L2 only (ld.global.cg) or the read-only path without an L1 line
-/// and with a 256-byte L2 fetch (sm_75+: both images this project builds have it).
+/// and with a 256-byte L2 fetch. .L2::256B needs sm_80; an sm_75 image drops that hint only
+/// (a hint: the words loaded are the same), keeping L1::no_allocate (sm_70).
 template <bool Nc>
 __device__ __forceinline__ uint4 load16(uint4 const* p) {
   uint4 v;
   if constexpr (Nc)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
+#else
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+#endif
   else
     asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
@@ -54,10 +61,12 @@ __device__ __forceinline__ uint4 load16(uint4 const* p) {
   return v;
 }
 
-/// Resident blocks of 256 threads an SM is asked to hold: the register budget (64 K / 256 /
-/// blocks) still holds all U loads' 4 U registers, so ptxas issues the U loads back to back
-/// instead of interleaving the adds (which, with only __launch_bounds__(threads), left 4 in flight).
-constexpr int grid_stride_min_blocks(int U) { return U <= 1 ? 8 : U <= 4 ? 6 : U <= 8 ? 4 : 3; }
+/// Resident blocks of 256 threads an SM is asked to hold: with a minimum given, ptxas issues the
+/// U loads back to back (with __launch_bounds__(threads) alone it interleaved the adds and kept
+/// 4 in flight), and the register budget (64 K / 256 / blocks) still holds their 4 U registers.
+/// At most 4: 1024 threads, what an sm_75 SM holds (ptxas ignores, with a warning, a minimum
+/// past the SM's limit); the occupancy the registers allow is what runs (grid_stride_blocks_per_sm).
+constexpr int grid_stride_min_blocks(int U) { return U <= 8 ? 4 : 3; }
 
 template <int U, bool Nc>
 __global__ void __launch_bounds__(threads, grid_stride_min_blocks(U)) grid_stride_kernel(uint4 const* in, std::size_t vecs, int reps,
