@@ -238,7 +238,8 @@ TEST(HierarchyStream, TmaBoxesReadEveryWordOnce) {
   struct box {
     std::size_t w, rows;
   };
-  for (box b : {box{32, 32}, box{16, 8}, box{64, 16}, box{256, 64}, box{128, 128}, box{256, 256}})
+  for (box b : {box{32, 32}, box{16, 8}, box{64, 16}, box{256, 64}, box{128, 128}, box{256, 256}, box{1024, 1},
+                box{1024, 16}, box{1024, 64}})
     for (int stages : {1, 2, 5})
       for (int blocks : {0, 3, -2}) {  // -2: two blocks (two rings) per SM
         if (b.w * b.rows * stages * (blocks < 0 ? 2 : 1) > (std::size_t{200} << 10)) continue;
