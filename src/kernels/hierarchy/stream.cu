@@ -26,6 +26,7 @@
 
 #include "kernels/async/ptx.cuh"
 #include "kernels/hierarchy/hierarchy.hpp"
+#include "kernels/hierarchy/stream_walk.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
@@ -49,28 +50,11 @@ struct stream_args {
   std::uint32_t* out;         ///< [2 * block]: sum, mismatches
 };
 
-/// Where a consumer thread's pieces of tile t live: its first 16-byte piece (piece `tid`) at
-/// word `first` (mod 2^32: the pattern is checked mod 2^32), each next one (256 pieces on) at
-/// `step` words further. 1-D tiles are contiguous: 1024 words a step. A TMA box is w words by
-/// tile_words / w rows of a tensor of row_words-word rows; box widths divide 4096 bytes, so w
-/// is a power of two and 1024 words of the box are 1024 / w whole rows: shifts and masks, no
-/// division (the 64-bit divisions this replaced made the consumer, not the copy, the limit).
-struct piece_walk {
-  std::uint32_t first, step;
-};
+using detail::piece_walk;
+static_assert(detail::walk_row_words == row_words && detail::walk_threads == threads, "stream_walk.hpp's layout");
+
 __device__ __forceinline__ piece_walk walk_of(stream_args const& a, std::uint64_t t, std::uint32_t tid) {
-  std::uint32_t const tile_words = a.tile_bytes / 4;
-  std::uint32_t const j = 4 * tid;  // the thread's first word in the tile
-  if (a.box_w_words == 0)
-    return {static_cast<std::uint32_t>(t) * tile_words + j, 4u * threads};
-  std::uint32_t const lw = static_cast<std::uint32_t>(__ffs(static_cast<int>(a.box_w_words)) - 1);
-  std::uint32_t const lrow = static_cast<std::uint32_t>(__ffs(static_cast<int>(row_words)) - 1);
-  std::uint32_t const per_row_shift = lrow - lw;  // boxes side by side in a row band
-  std::uint32_t const tr = static_cast<std::uint32_t>(t >> per_row_shift);
-  std::uint32_t const tc = static_cast<std::uint32_t>(t) & ((1u << per_row_shift) - 1);
-  std::uint32_t const box_rows = tile_words >> lw;
-  std::uint32_t const base = (tr * box_rows << lrow) + (tc << lw);
-  return {base + ((j >> lw) << lrow) + (j & (a.box_w_words - 1)), ((4u * threads) >> lw) << lrow};
+  return detail::walk_of(a.tile_bytes / 4, a.box_w_words, t, tid);
 }
 
 /// Adds the four words and counts those that do not hold their index's pattern. The four
@@ -257,11 +241,6 @@ __global__ void __launch_bounds__(ring_threads) bulk_ring_kernel(stream_args a, 
   std::uint32_t sum = 0, bad = 0;
   if (warp == consumer_warps) {
     if (lane == 0) {
-      // TMA box coordinates: boxes of w = box_w_words words, 2^per_row_shift side by side in a
-      // row band of box_rows tensor rows (powers of two: see walk_of).
-      std::uint32_t const lw = a.box_w_words ? static_cast<std::uint32_t>(__ffs(static_cast<int>(a.box_w_words)) - 1) : 0;
-      std::uint32_t const per_row_shift = static_cast<std::uint32_t>(__ffs(static_cast<int>(row_words)) - 1) - lw;
-      std::uint32_t const box_rows = (a.tile_bytes / 4) >> lw;
       ring_pos at;
       std::uint64_t t = blockIdx.x;
       for (std::uint64_t k = 0; k < mine; ++k, at.next(S), t += gridDim.x) {
@@ -273,9 +252,8 @@ __global__ void __launch_bounds__(ring_threads) bulk_ring_kernel(stream_args a, 
         if constexpr (M == copy_method::bulk) {
           ax::bulk_copy_global_to_shared(slot, a.data + t * (a.tile_bytes / 4), a.tile_bytes, &full[at.slot]);
         } else {
-          std::uint32_t const tc = static_cast<std::uint32_t>(t) & ((1u << per_row_shift) - 1);
-          std::uint32_t const tr = static_cast<std::uint32_t>(t >> per_row_shift);
-          tma_load_2d(slot, &map, tc << lw, tr * box_rows, &full[at.slot]);
+          detail::box_origin const o = detail::box_of(a.tile_bytes / 4, a.box_w_words, t);
+          tma_load_2d(slot, &map, o.x, o.y, &full[at.slot]);
         }
       }
     }
