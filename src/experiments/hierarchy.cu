@@ -794,19 +794,12 @@ registrar const tma{[] {
              "Bandwidth climbing with box x stages (the bytes in flight) and flattening near the DRAM peak; the square "
              "2-D box against the same bytes in 1024-byte rows and against the contiguous bulk copy.", ""};
   {
-    plot_spec p = line_plot("hierarchy_tma.png", "TMA and bulk-copy bandwidth against the box, per stage count", "box", "gbps", {"stages"});
-    p.where = {{"ctas_per_sm", {"1"}}};
+    // One plot (a filtered second one would be empty, and fail to draw, in a run without two blocks per SM).
+    plot_spec p = line_plot("hierarchy_tma.png", "TMA and bulk-copy bandwidth against the box, per stage count and blocks per SM",
+                            "box", "gbps", {"stages", "ctas_per_sm"});
     p.panels = "variant";
     p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
     p.model = "predicted.gbps";
-    e.plots.push_back(p);
-  }
-  {
-    plot_spec p = line_plot("hierarchy_tma_ctas.png", "TMA and bulk-copy bandwidth with two blocks (two rings) per SM",
-                            "box", "gbps", {"stages"});
-    p.panels = "variant";
-    p.where = {{"ctas_per_sm", {"2"}}};
-    p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
     e.plots.push_back(p);
   }
   return e;
