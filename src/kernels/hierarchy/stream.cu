@@ -405,9 +405,10 @@ void check_ctas_fit(stream_plan const& plan) {
   MEMLAB_EXPECTS(plan.ctas_per_sm >= 1 && plan.ctas_per_sm <= 32, "ctas_per_sm must be in [1, 32]");
   if (plan.ctas_per_sm == 1) return;
   allow_ring_smem(plan.method);
+  // ld.global.v4 runs ld_kernel(tile_bytes) (1..32 loads a thread, its own registers), not copy_kernel's <1>.
+  void const* const k = plan.method == copy_method::ld_global_v4 ? ld_kernel(plan.tile_bytes) : copy_kernel(plan.method);
   int fit = 0;
-  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, copy_kernel(plan.method),
-                                                                  block_threads(plan.method), stream_smem_bytes(plan)));
+  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, block_threads(plan.method), stream_smem_bytes(plan)));
   if (fit < plan.ctas_per_sm)
     throw error(std::to_string(plan.ctas_per_sm) + " blocks a SM asked, " + std::to_string(fit) +
                 " fit (registers, threads, or a ring of " + std::to_string(plan.stages) + " x " +
