@@ -203,53 +203,77 @@ void capacity_body(state& s) {
 ///                         device memory (past it)
 ///   partitioned_ld_global the same through L1 (slices that fit an SM's L1 hit there)
 ///   partitioned_ld_cg_rw  read and write back: device memory's read + write rate
+///   grid_stride_<path>_x<U>  the device-memory read ceiling (grid_stride_stream): block b
+///                         reads chunks b, b + blocks, ... of U x 4 KiB, U independent 16-byte
+///                         loads a thread before any is used; cg: ld.global.cg, nc:
+///                         ld.global.nc.L1::no_allocate.L2::256B
+std::vector<std::string> const bandwidth_variants = {
+    "shared_ld_global",  "partitioned_ld_cg", "partitioned_ld_global", "partitioned_ld_cg_rw", "grid_stride_cg_x1",
+    "grid_stride_cg_x4", "grid_stride_cg_x8", "grid_stride_nc_x8",     "grid_stride_nc_x16"};
+/// The device-memory read rows the atlas takes its best from.
+std::vector<std::string> const dram_read_variants = {"partitioned_ld_cg", "grid_stride_cg_x1", "grid_stride_cg_x4",
+                                                     "grid_stride_cg_x8", "grid_stride_nc_x8", "grid_stride_nc_x16"};
+
 void bandwidth_body(state& s) {
   std::string const& v = s.variant();
+  bool const grid_stride = v.rfind("grid_stride", 0) == 0;
+  int const loads = grid_stride ? std::stoi(v.substr(v.rfind("_x") + 2)) : 0;
+  bool const nc_hint = grid_stride && v.find("_nc_") != std::string::npos;
   auto const mode = v.rfind("shared", 0) == 0 ? mh::footprint_mode::shared : mh::footprint_mode::partitioned;
   bool const write = v.size() > 3 && v.compare(v.size() - 3, 3, "_rw") == 0;
   auto const path = v.find("_cg") != std::string::npos ? mh::load_path::cg : mh::load_path::ca;
   auto const footprint = static_cast<std::size_t>(s.get_int("footprint"));
   if (mode == mh::footprint_mode::shared && footprint > 2 * s.device().l2_bytes)
     s.skip("shared mode reads the whole footprint in every block: only up to 2 x L2");
-  require_free_memory(s, 2 * footprint);
-  int const blocks = mh::footprint_blocks_per_sm() * s.device().sm_count;
+  require_free_memory(s, (write ? 2 : 1) * footprint);
+  int const blocks = (grid_stride ? mh::grid_stride_blocks_per_sm(loads, nc_hint) : mh::footprint_blocks_per_sm()) *
+                     s.device().sm_count;
   if (mode == mh::footprint_mode::partitioned && footprint / blocks < 4096)
     s.skip("each block's slice would be under 4 KiB: the loop, not the memory, would be timed");
+  // A grid-stride round is blocks x U x 4 KiB; under two of them most of the bytes would be
+  // the part round's, read one load at a time: not what the variant names.
+  std::size_t const round_bytes = static_cast<std::size_t>(blocks) * loads * 4096;
+  if (grid_stride && footprint < 2 * round_bytes)
+    s.skip("under two grid-stride rounds (" + std::to_string(round_bytes >> 10) + " KiB each): the part round, one "
+           "load at a time, would be most of it");
   std::size_t const words = footprint / 4;
   device_buffer<std::uint32_t> in(words), out(write ? words : 1), sums(blocks);
-  // in[i] = i * K: varied bits, and a closed-form sum for the check.
-  constexpr std::uint32_t K = 2654435761u;
-  {
-    std::vector<std::uint32_t> host(std::min<std::size_t>(words, std::size_t{1} << 24));
-    for (std::size_t base = 0; base < words; base += host.size()) {
-      std::size_t const n = std::min(host.size(), words - base);
-      for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<std::uint32_t>(base + i) * K;
-      MEMLAB_CUDA_CHECK(cudaMemcpy(in.data() + base, host.data(), n * 4, cudaMemcpyHostToDevice));
-    }
-  }
+  // in[i] = i * K (K = stream_pattern): varied bits, and a closed-form sum for the check. Written
+  // on the device: the host checks against the closed form, not against a copy of the data.
+  mh::fill_stream_pattern(in.data(), words, s.stream());
   // Enough repetitions that one launch moves about 2 GiB (256 MiB in --quick).
   double const target = s.quick() ? 256.0 * (1 << 20) : 2048.0 * (1 << 20);
   double const per_rep = static_cast<double>(footprint) * (mode == mh::footprint_mode::shared ? blocks : 1);
   int const reps = static_cast<int>(std::clamp(target / per_rep, 1.0, 1e6));
+  auto const launch = [&](cudaStream_t st) {
+    if (grid_stride)
+      mh::grid_stride_stream(in.data(), footprint, loads, nc_hint, reps, blocks, sums.data(), st);
+    else
+      mh::footprint_stream(in.data(), out.data(), footprint, mode, write, path, reps, blocks, sums.data(), st);
+  };
 
-  mh::footprint_stream(in.data(), out.data(), footprint, mode, write, path, reps, blocks, sums.data(), s.stream());
+  sums.fill_bytes(0xFF);  // poisoned: a block that reports nothing fails the check
+  launch(s.stream());
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
   auto const got_sums = sums.download();
   std::uint32_t got = 0;
-  for (auto v : got_sums) got += v;
-  // sum of i*K for i < n, mod 2^32: K * n(n-1)/2 (the halving done in 64 bits first).
-  std::uint64_t const n = words;
-  std::uint32_t const tri = static_cast<std::uint32_t>(n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2));
+  for (auto x : got_sums) got += x;
   std::uint32_t const copies = static_cast<std::uint32_t>(reps) * (mode == mh::footprint_mode::shared ? blocks : 1);
-  s.set_verification(exact(got, tri * K * copies, "checksum of every word read"));
+  s.set_verification(exact(got, mh::stream_pattern_sum(footprint) * copies, "checksum of every word read"));
 
   s.add_bytes_read(per_rep * reps);
   if (write) s.add_bytes_written(static_cast<double>(footprint) * reps);
-  s.exec([&](cudaStream_t st) {
-    mh::footprint_stream(in.data(), out.data(), footprint, mode, write, path, reps, blocks, sums.data(), st);
-  });
+  s.exec(launch);
   s.set_extra("reps", reps);
   s.set_extra("blocks", blocks);
+  if (grid_stride) {
+    s.set_extra("loads_per_thread", loads);
+    // What each SM has requested right after a round's loads issue (every resident block).
+    s.set_extra("bytes_in_flight_per_sm", static_cast<double>(blocks / s.device().sm_count) * 256 * 16 * loads);
+  }
+  double const peak = s.device().dram_peak_gbps();
+  if (auto const ms = s.result().median_ms; ms && *ms > 0 && peak > 0)
+    s.set_extra("ratio_to_dram_peak", s.result().bytes / (*ms * 1e6) / peak);
   s.set_extra("level", footprint <= static_cast<std::size_t>(s.device().smem_per_sm_bytes) ? "L1"
                        : footprint <= s.device().l2_bytes                                   ? "L2"
                                                                                             : "DRAM");
@@ -413,11 +437,17 @@ void tlb_body(state& s) {
 
 // ---------------------------------------------------------------- TMA, bulk copy, equal bytes in flight
 
-/// The streamed buffer: a power of two at least 4 x L2, so nothing of it is an L2 hit.
+/// The streamed buffer: a power of two at least 64 x L2 (4 GiB on an H100 or H200; 16 x L2
+/// in --quick), so the launch's ramp and drain, and the write-back of the dirty lines the cold
+/// L2 flush (a memset) leaves behind, are each under 2% of the time, and nothing is an L2 hit.
+/// Less where the free memory is short, but never under 4 x L2.
 std::size_t stream_footprint(state& s) {
+  std::size_t const want = (s.quick() ? 16 : 64) * s.device().l2_bytes;
   std::size_t b = std::size_t{64} << 20;
-  while (b < 4 * s.device().l2_bytes) b *= 2;
-  if (s.quick()) b = std::max<std::size_t>(b / 2, std::size_t{64} << 20);
+  while (b < want) b *= 2;
+  std::size_t free_b = 0, total_b = 0;
+  MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  while (b > free_b / 2 && b / 2 >= 4 * s.device().l2_bytes) b /= 2;
   return b;
 }
 
@@ -466,9 +496,11 @@ void stream_point(state& s, mh::stream_plan const& plan, double bytes_in_flight)
   // SMs x bytes in flight / latency, until device memory's peak caps it.
   double const lat = dram_latency_ns(s, data.data(), bytes);
   double const peak = s.device().dram_peak_gbps();
-  double const little = static_cast<double>(blocks) * bytes_in_flight / lat;  // bytes per ns = GB/s
+  double const sms = static_cast<double>(blocks) / plan.ctas_per_sm;
+  double const little = sms * bytes_in_flight / lat;  // bytes per ns = GB/s
   s.set_predicted({{"gbps", std::min(peak, little)}, {"little_gbps", little}, {"dram_latency_ns", lat}});
   s.set_extra("blocks", blocks);
+  s.set_extra("ctas_per_sm", plan.ctas_per_sm);
   s.set_extra("bytes_in_flight_per_sm", bytes_in_flight);
   s.set_extra("tile_bytes", plan.tile_bytes);
   s.set_extra("stages", plan.method == mh::copy_method::ld_global_v4 ? 1 : plan.stages);
@@ -482,11 +514,14 @@ void tma_body(state& s) {
   auto const side = static_cast<std::size_t>(s.get_int("box"));
   int const stages = static_cast<int>(s.get_int("stages"));
   mh::stream_plan plan;
-  plan.method = s.variant() == "tensor_2d" ? mh::copy_method::tma : mh::copy_method::bulk;
+  plan.method = s.variant() == "bulk_1d" ? mh::copy_method::bulk : mh::copy_method::tma;
   plan.tile_bytes = side * side;  // side bytes wide, side rows
-  plan.tile_w_bytes = side;
+  // tensor_2d_wide: the same bytes as rows of 1024 bytes (256 words, TMA's widest box row),
+  // as few rows as hold them: 8 lines of each 4 KiB tensor row a request instead of 1/4-2.
+  plan.tile_w_bytes = s.variant() == "tensor_2d_wide" ? std::min<std::size_t>(1024, plan.tile_bytes) : side;
   plan.stages = stages;
-  stream_point(s, plan, static_cast<double>(plan.tile_bytes) * stages);
+  plan.ctas_per_sm = static_cast<int>(s.get_int("ctas_per_sm"));
+  stream_point(s, plan, static_cast<double>(plan.tile_bytes) * stages * plan.ctas_per_sm);
 }
 
 void inflight_body(state& s) {
@@ -539,10 +574,12 @@ table_spec atlas_table() {
         from_device("l2_bytes"), no_cell(), no_cell(), published(400, cnc_far), no_cell()}},
       {"device memory (ld.global, largest footprint)",
        {lat({{"path", {"ld.global"}}, {"footprint", {"max"}}}), lat_ns({{"path", {"ld.global"}}, {"footprint", {"max"}}}),
-        from_row("hierarchy.bandwidth", {{"variant", {"partitioned_ld_cg"}}, {"footprint", {"max"}}}, "gbps"), no_cell(),
+        from_row("hierarchy.bandwidth", {{"variant", dram_read_variants}, {"footprint", {"max"}}}, "gbps", "max"),
+        no_cell(),
         from_device("global_mem_bytes"), from_device("dram_peak_gbps"), published(479, luo), no_cell(), no_cell()}},
       {"device memory through TMA (best box)",
-       {no_cell(), no_cell(), from_row("hierarchy.tma", {{"variant", {"tensor_2d"}}}, "gbps", "max"), no_cell(), no_cell(),
+       {no_cell(), no_cell(), from_row("hierarchy.tma", {{"variant", {"tensor_2d", "tensor_2d_wide"}}}, "gbps", "max"),
+        no_cell(), no_cell(),
         from_device("dram_peak_gbps"), no_cell(), no_cell(), no_cell()}},
       {"TLB (past the first reach)",
        {from_row("hierarchy.tlb", {}, "extra.cycles_past_reach"), no_cell(), no_cell(),
@@ -660,19 +697,22 @@ registrar const bandwidth{[] {
   e.id = "hierarchy.bandwidth";
   e.description = "every SM streaming 16-byte loads: bandwidth vs footprint (L1, L2, device memory)";
   e.seed_ref = "004 §5.1, 000 §9.2";
-  e.axes = {variant_axis({"shared_ld_global", "partitioned_ld_cg", "partitioned_ld_global", "partitioned_ld_cg_rw"},
-                         {"shared_ld_global", "partitioned_ld_cg"}),
+  e.axes = {variant_axis(bandwidth_variants, {"shared_ld_global", "partitioned_ld_cg", "grid_stride_nc_x8"}),
             pow2_axis("footprint", 14, 32, 16, 28)};
   e.body = bandwidth_body;
   e.ceiling = ceiling_relation::peer;
-  e.describe_axis("variant", "", "all SMs on one buffer (ld.global) or each on its own part (ld.global.cg / ld.global, read or read+write)");
+  e.describe_axis("variant", "", "all SMs on one buffer (ld.global), each on its own part (ld.global.cg / ld.global, read or read+write), or grid_stride_<cg|nc>_x<U>: chunks dealt round the grid, U 16-byte loads a thread in flight (nc: ld.global.nc.L1::no_allocate.L2::256B)");
   e.describe_axis("footprint", "bytes", "bytes streamed repeatedly", true);
-  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling()};
+  e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling(),
+               {"extra.ratio_to_dram_peak", "x", "GB/s / the theoretical DRAM peak (memory clock x bus width)"},
+               {"extra.bytes_in_flight_per_sm", "bytes", "grid_stride: 16-byte loads requested per SM after a round issues"}};
   e.headline = best_row("What bandwidth does L2 give when the footprint fits it?",
                         {{"variant", {"partitioned_ld_cg"}}}, "gbps", "ratio_to_ceiling");
   e.prose = {"Every SM streams 16-byte loads over a footprint: while it fits L1 the rate is L1's, then L2's, then device "
-             "memory's.",
-             "The plateaus and where they end, against the copy ceiling.", ""};
+             "memory's. The grid_stride variants deal chunks round the grid (the grid's loads stay within a few pages) "
+             "with 1 to 16 independent loads a thread in flight: device memory's read ceiling.",
+             "The plateaus and where they end, against the copy ceiling; past 1 GiB, partitioned against grid_stride "
+             "(the TLB), and x1 against x8 (bytes in flight).", ""};
   {
     plot_spec p = line_plot("hierarchy_bandwidth.png", "Streaming bandwidth against footprint", "footprint", "gbps", {"variant"});
     p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
@@ -727,29 +767,36 @@ registrar const tlb{[] {
 registrar const tma{[] {
   experiment e;
   e.id = "hierarchy.tma";
-  e.description = "TMA tensor loads and 1-D bulk copies streaming 4 x L2 through shared memory: box size x stages (sm_90)";
+  e.description = "TMA tensor loads and 1-D bulk copies streaming 64 x L2 through shared memory: box size x stages x blocks per SM (sm_90)";
   e.seed_ref = "004 §5 (beyond the seed: Hopper's tensor memory accelerator)";
-  e.axes = {variant_axis({"tensor_2d", "bulk_1d"}), int_axis("box", {32, 64, 128, 256}, {64, 128}),
-            int_axis("stages", {1, 2, 4, 8}, {2, 8})};
+  e.axes = {variant_axis({"tensor_2d", "tensor_2d_wide", "bulk_1d"}, {"tensor_2d", "bulk_1d"}),
+            int_axis("box", {32, 64, 128, 256}, {64, 128}),
+            int_axis("stages", {1, 2, 4, 8}, {2, 8}), int_axis("ctas_per_sm", {1, 2}, {1})};
+  e.axes[3].min_value = 1;
+  e.axes[3].max_value = 32;
   e.body = tma_body;
   e.ceiling = ceiling_relation::ratio;
-  e.describe_axis("variant", "", "cp.async.bulk.tensor.2d with a tensor map (box side bytes wide, side rows) or cp.async.bulk of side x side contiguous bytes");
+  e.describe_axis("variant", "", "cp.async.bulk.tensor.2d with a tensor map (tensor_2d: box side bytes wide, side rows; tensor_2d_wide: the same bytes in rows of 1024 bytes) or cp.async.bulk of side x side contiguous bytes");
   e.describe_axis("box", "bytes", "the box's side: side bytes wide by side rows (32: 1 KiB, 256: 64 KiB a load)", true);
   e.describe_axis("stages", "tiles", "boxes in the shared-memory ring, all in flight while none is being read", true);
+  e.describe_axis("ctas_per_sm", "blocks", "blocks per SM, each with its own ring (skipped where the rings do not fit)");
   e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_ceiling(),
                {"extra.ratio_to_dram_peak", "x", "GB/s / the theoretical DRAM peak (memory clock x bus width)"},
-               {"predicted.gbps", "GB/s", "Little's law: SMs x stages x box / unloaded DRAM latency, capped at the DRAM peak"}};
+               {"predicted.gbps", "GB/s", "Little's law: SMs x ctas x stages x box / unloaded DRAM latency, capped at the DRAM peak"}};
   e.headline = best_row("What fraction of device memory's bandwidth do TMA loads reach at their best box?",
-                        {{"variant", {"tensor_2d"}}}, "gbps", "ratio_to_ceiling");
+                        {{"variant", {"tensor_2d", "tensor_2d_wide"}}}, "gbps", "ratio_to_ceiling");
   e.headline.higher_is_better = true;
-  e.prose = {"One block per SM streams a tensor of 4 x L2 through a ring of shared-memory tiles, each filled by one "
-             "TMA load (a box of a 2-D tensor map encoded on the host) or one 1-D bulk copy and completed on an "
-             "mbarrier; 256 threads check every word against its index. Small boxes or few stages keep too few bytes "
-             "in flight to cover device memory's latency.",
-             "Bandwidth climbing with box x stages (the bytes in flight) and flattening near the DRAM peak; the 2-D "
-             "box against the contiguous bulk copy of the same bytes.", ""};
+  e.prose = {"One or two blocks per SM stream a tensor of 64 x L2 through a ring of shared-memory tiles, each filled by "
+             "one TMA load (a box of a 2-D tensor map encoded on the host) or one 1-D bulk copy and completed on an "
+             "mbarrier. A producer warp keeps every free slot in flight; 8 consumer warps check every word against its "
+             "index and release the slot on its empty barrier. Small boxes or few stages keep too few bytes in flight "
+             "to cover device memory's latency.",
+             "Bandwidth climbing with box x stages (the bytes in flight) and flattening near the DRAM peak; the square "
+             "2-D box against the same bytes in 1024-byte rows and against the contiguous bulk copy.", ""};
   {
-    plot_spec p = line_plot("hierarchy_tma.png", "TMA and bulk-copy bandwidth against the box, per stage count", "box", "gbps", {"stages"});
+    // One plot (a filtered second one would be empty, and fail to draw, in a run without two blocks per SM).
+    plot_spec p = line_plot("hierarchy_tma.png", "TMA and bulk-copy bandwidth against the box, per stage count and blocks per SM",
+                            "box", "gbps", {"stages", "ctas_per_sm"});
     p.panels = "variant";
     p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
     p.model = "predicted.gbps";
@@ -776,7 +823,7 @@ registrar const inflight{[] {
                         {{"bytes_in_flight_per_sm", {"32768"}}}, "gbps", "ratio_to_ceiling");
   e.headline.higher_is_better = true;
   e.prose = {"Four ways of bringing device memory to an SM at the same bytes in flight per SM (one block of 256 "
-             "threads per SM, a buffer of 4 x L2 read once): 16-byte ld.global.v4 into registers, all issued before "
+             "threads per SM, plus a producer warp for the bulk and TMA rings; a buffer of 64 x L2 read once): 16-byte ld.global.v4 into registers, all issued before "
              "any is used; 16-byte cp.async, one 1-D cp.async.bulk, or one TMA box per tile of a 4-tile shared-memory "
              "ring. Little's law says the rate is SMs x bytes in flight / latency until the DRAM peak caps it.",
              "The bytes in flight each path needs to reach the plateau, against the dashed Little's-law model (which "

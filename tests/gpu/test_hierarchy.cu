@@ -1,5 +1,6 @@
 // The hierarchy atlas's kernels: every chase ends where the host says, every on-chip chain
 // gives the host's value, every footprint stream reads (and writes) every word it should.
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -79,6 +80,38 @@ TEST(HierarchyFootprint, EveryWordIsReadAndWritten) {
     }
   }
   EXPECT_GE(mh::footprint_blocks_per_sm(), 1);
+}
+
+TEST(HierarchyGridStride, EveryWordIsReadOncePerRep) {
+  MEMLAB_REQUIRE_GPU();
+  // Sizes that leave a part round (not a multiple of blocks x chunk), one under a single
+  // round, and a single 16-byte piece; random words, summed on the host (an independent path).
+  std::size_t const big = memlab::test::small_sizes() ? (std::size_t{1} << 18) + 16 * 37 : (std::size_t{1} << 24) + 16 * 37;
+  for (std::size_t bytes : {std::size_t{16}, std::size_t{16} * 1000, big}) {
+    std::size_t const words = bytes / 4;
+    std::vector<std::uint32_t> host(words);
+    std::mt19937 rng(static_cast<unsigned>(bytes));
+    for (auto& w : host) w = rng();
+    std::uint32_t const total = std::accumulate(host.begin(), host.end(), std::uint32_t{0});
+    memlab::device_buffer<std::uint32_t> in(words), sums(512);
+    in.upload(host);
+    for (int loads : {1, 4, 8, 16})
+      for (bool nc : {false, true})
+        for (int blocks : {1, 7, 300}) {
+          int const reps = blocks == 7 ? 3 : 1;
+          sums.fill_bytes(0xFF);
+          mh::grid_stride_stream(in.data(), bytes, loads, nc, reps, blocks, sums.data(), nullptr);
+          MEMLAB_EXPECT_LAUNCH_OK();
+          auto const s = sums.download();
+          std::uint32_t const got = std::accumulate(s.begin(), s.begin() + blocks, std::uint32_t{0});
+          EXPECT_EQ(got, total * static_cast<std::uint32_t>(reps))
+              << bytes << " bytes, " << loads << " loads, nc " << nc << ", " << blocks << " blocks";
+        }
+  }
+  for (int loads : {1, 4, 8, 16}) EXPECT_GE(mh::grid_stride_blocks_per_sm(loads, true), 2) << loads;
+  memlab::device_buffer<std::uint32_t> one(4);
+  EXPECT_THROW(mh::grid_stride_stream(one.data(), 16, 3, false, 1, 1, one.data(), nullptr), memlab::error);
+  EXPECT_THROW(mh::grid_stride_stream(one.data(), 8, 4, false, 1, 1, one.data(), nullptr), memlab::error);
 }
 
 // Distributed shared memory needs sm_90 code: skipped with the reason elsewhere.
@@ -186,13 +219,14 @@ TEST(HierarchyStream, BulkCopyRingReadsEveryWordOnce) {
   MEMLAB_REQUIRE_ARCH(mh::copy_kernel(mh::copy_method::bulk), memlab::arch::bulk_copy, "cp.async.bulk");
   for (std::size_t tile : {std::size_t{16}, std::size_t{1024}, std::size_t{16384}, std::size_t{65536}})
     for (int stages : {1, 2, 3, 8})
-      for (int blocks : {0, 7}) {
-        if (tile * stages > (std::size_t{200} << 10)) continue;
+      for (int blocks : {0, 7, -2}) {  // -2: no block count, two blocks (two rings) per SM
+        if (tile * stages * (blocks < 0 ? 2 : 1) > (std::size_t{200} << 10)) continue;
         mh::stream_plan p;
         p.method = mh::copy_method::bulk;
         p.tile_bytes = tile;
         p.stages = stages;
-        p.blocks = blocks;
+        p.blocks = std::max(blocks, 0);
+        p.ctas_per_sm = blocks < 0 ? -blocks : 1;
         expect_stream_reads_everything(p, tile == 16 ? std::size_t{64} << 10 : stream_test_bytes());
       }
 }
@@ -204,16 +238,18 @@ TEST(HierarchyStream, TmaBoxesReadEveryWordOnce) {
   struct box {
     std::size_t w, rows;
   };
-  for (box b : {box{32, 32}, box{16, 8}, box{64, 16}, box{256, 64}, box{128, 128}, box{256, 256}})
+  for (box b : {box{32, 32}, box{16, 8}, box{64, 16}, box{256, 64}, box{128, 128}, box{256, 256}, box{1024, 1},
+                box{1024, 16}, box{1024, 64}})
     for (int stages : {1, 2, 5})
-      for (int blocks : {0, 3}) {
-        if (b.w * b.rows * stages > (std::size_t{200} << 10)) continue;
+      for (int blocks : {0, 3, -2}) {  // -2: two blocks (two rings) per SM
+        if (b.w * b.rows * stages * (blocks < 0 ? 2 : 1) > (std::size_t{200} << 10)) continue;
         mh::stream_plan p;
         p.method = mh::copy_method::tma;
         p.tile_w_bytes = b.w;
         p.tile_bytes = b.w * b.rows;
         p.stages = stages;
-        p.blocks = blocks;
+        p.blocks = std::max(blocks, 0);
+        p.ctas_per_sm = blocks < 0 ? -blocks : 1;
         expect_stream_reads_everything(p, stream_test_bytes());
       }
 }
@@ -234,6 +270,21 @@ TEST(HierarchyStream, AWrongWordIsCaught) {
   auto const got = mh::collect_stream_sums(out.data(), 2);
   EXPECT_EQ(got.mismatches, 1u);
   EXPECT_NE(got.sum, mh::stream_pattern_sum(bytes));
+  // The warp-specialised rings check the same way (a misplaced box or a stale slot would miscount).
+  for (auto m : {mh::copy_method::bulk, mh::copy_method::tma}) {
+    if (!memlab::unavailable_reason(mh::copy_kernel(m), memlab::arch::bulk_copy, "cp.async.bulk").empty()) continue;
+    mh::stream_plan q;
+    q.method = m;
+    q.tile_bytes = 8192;
+    q.tile_w_bytes = 256;
+    q.stages = 3;
+    q.blocks = 2;
+    mh::stream_read(data.data(), bytes, q, out.data(), nullptr);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    auto const r = mh::collect_stream_sums(out.data(), 2);
+    EXPECT_EQ(r.mismatches, 1u) << mh::to_string(m);
+    EXPECT_NE(r.sum, mh::stream_pattern_sum(bytes)) << mh::to_string(m);
+  }
 }
 
 TEST(HierarchyStream, BadPlansAreRefusedBeforeAnyWork) {
@@ -256,6 +307,15 @@ TEST(HierarchyStream, BadPlansAreRefusedBeforeAnyWork) {
   EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
   p.tile_w_bytes = 16;
   p.tile_bytes = 16 * 3;  // 3 rows: the next slot would not be 128-byte aligned
+  EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
+  p.tile_bytes = 4096;
+  p.tile_w_bytes = 256;
+  p.ctas_per_sm = 0;
+  EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
+  p.method = mh::copy_method::bulk;
+  p.tile_bytes = 65536;
+  p.stages = 2;
+  p.ctas_per_sm = 2;  // two rings of 128 KiB: more than an SM's shared memory
   EXPECT_THROW(mh::check_stream_plan(p, std::size_t{1} << 24), memlab::error);
   EXPECT_THROW(mh::parse_copy_method("ld.global"), memlab::error);
   for (auto m : {mh::copy_method::ld_global_v4, mh::copy_method::cp_async, mh::copy_method::bulk, mh::copy_method::tma})

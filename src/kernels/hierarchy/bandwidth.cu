@@ -38,6 +38,88 @@ __global__ void __launch_bounds__(threads) footprint_kernel(uint4 const* in, uin
   }
 }
 
+/// One 16-byte load, through L2 only (ld.global.cg) or the read-only path without an L1 line
+/// and with a 256-byte L2 fetch. .L2::256B needs sm_80; an sm_75 image drops that hint only
+/// (a hint: the words loaded are the same), keeping L1::no_allocate (sm_70).
+template <bool Nc>
+__device__ __forceinline__ uint4 load16(uint4 const* p) {
+  uint4 v;
+  if constexpr (Nc)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+#else
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+#endif
+  else
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+  return v;
+}
+
+/// Resident blocks of 256 threads an SM is asked to hold: with a minimum given, ptxas issues the
+/// U loads back to back (with __launch_bounds__(threads) alone it interleaved the adds and kept
+/// 4 in flight), and the register budget (64 K / 256 / blocks) still holds their 4 U registers.
+/// At most 4: 1024 threads, what an sm_75 SM holds (ptxas ignores, with a warning, a minimum
+/// past the SM's limit); the occupancy the registers allow is what runs (grid_stride_blocks_per_sm).
+constexpr int grid_stride_min_blocks(int U) { return U <= 8 ? 4 : 3; }
+
+template <int U, bool Nc>
+__global__ void __launch_bounds__(threads, grid_stride_min_blocks(U)) grid_stride_kernel(uint4 const* in, std::size_t vecs, int reps,
+                                                              std::uint32_t* block_sums) {
+  std::size_t const chunk = std::size_t{U} * threads;  // 16-byte pieces a block reads a round
+  std::size_t const round = chunk * gridDim.x;
+  std::size_t const whole = vecs / round * round;      // pieces in whole rounds
+  std::size_t const grid_threads = std::size_t{threads} * gridDim.x;
+  std::uint32_t sum = 0;
+#pragma unroll 1
+  for (int r = 0; r < reps; ++r) {
+#pragma unroll 1
+    for (std::size_t i = blockIdx.x * chunk + threadIdx.x; i < whole; i += round) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = load16<Nc>(in + i + u * threads);
+      // Every load is issued before any is used (the loads are volatile asm, so they stay in
+      // order; this keeps the adds from being hoisted between them).
+#pragma unroll
+      for (int u = 0; u < U; ++u) asm volatile("" : "+r"(v[u].x), "+r"(v[u].y), "+r"(v[u].z), "+r"(v[u].w));
+#pragma unroll
+      for (int u = 0; u < U; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    // The part round past the last whole round: every thread of the grid, at most U pieces each.
+#pragma unroll 1
+    for (std::size_t i = whole + blockIdx.x * std::size_t{threads} + threadIdx.x; i < vecs; i += grid_threads) {
+      uint4 const v = load16<Nc>(in + i);
+      sum += (v.x + v.y) + (v.z + v.w);
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  __shared__ std::uint32_t warp_sums[threads / 32];
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    std::uint32_t total = 0;
+    for (int w = 0; w < threads / 32; ++w) total += warp_sums[w];
+    block_sums[blockIdx.x] = total;
+  }
+}
+
+using grid_stride_fn = void (*)(uint4 const*, std::size_t, int, std::uint32_t*);
+
+grid_stride_fn grid_stride_kernel_for(int loads, bool nc) {
+  switch (loads) {
+    case 1: return nc ? grid_stride_kernel<1, true> : grid_stride_kernel<1, false>;
+    case 4: return nc ? grid_stride_kernel<4, true> : grid_stride_kernel<4, false>;
+    case 8: return nc ? grid_stride_kernel<8, true> : grid_stride_kernel<8, false>;
+    case 16: return nc ? grid_stride_kernel<16, true> : grid_stride_kernel<16, false>;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t bytes, footprint_mode mode, bool write,
@@ -61,6 +143,25 @@ void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t b
 int footprint_blocks_per_sm() {
   int n = 0;
   MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, footprint_kernel<false, false>, threads, 0));
+  return n;
+}
+
+void grid_stride_stream(std::uint32_t const* in, std::size_t bytes, int loads, bool nc_hint, int reps, int blocks,
+                        std::uint32_t* block_sums, cudaStream_t stream) {
+  auto const kernel = grid_stride_kernel_for(loads, nc_hint);
+  MEMLAB_EXPECTS(kernel != nullptr, "loads must be 1, 4, 8 or 16");
+  MEMLAB_EXPECTS(bytes > 0 && bytes % 16 == 0, "bytes must be a positive multiple of 16");
+  MEMLAB_EXPECTS(reps >= 1 && blocks >= 1, "reps and blocks must be >= 1");
+  MEMLAB_EXPECTS(reinterpret_cast<std::uintptr_t>(in) % 16 == 0, "the buffer must be 16-byte aligned");
+  kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<uint4 const*>(in), bytes / 16, reps, block_sums);
+  MEMLAB_CHECK_LAUNCH();
+}
+
+int grid_stride_blocks_per_sm(int loads, bool nc_hint) {
+  auto const kernel = grid_stride_kernel_for(loads, nc_hint);
+  MEMLAB_EXPECTS(kernel != nullptr, "loads must be 1, 4, 8 or 16");
+  int n = 0;
+  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
   return n;
 }
 

@@ -75,6 +75,21 @@ void footprint_stream(std::uint32_t const* in, std::uint32_t* out, std::size_t b
 /// Blocks per SM of the footprint kernel that fit at once (its grid is that x SMs).
 int footprint_blocks_per_sm();
 
+/// The device-memory read ceiling (hierarchy.bandwidth's grid_stride_* variants): block b
+/// reads chunks b, b + blocks, b + 2 blocks, ... of `loads` x 256 x 16 bytes: `loads`
+/// independent 16-byte loads a thread, all issued before any is used, then added (a cheap
+/// consumer). At any moment the grid's loads fall in one window of blocks x chunk bytes (a few
+/// 2 MiB pages; partitioned mode's 1000 concurrent slices spread over as many pages), and the
+/// bytes past the last whole round are spread over every thread of the grid (at most `loads`
+/// each), so no block runs a long tail. `nc_hint`: ld.global.nc.L1::no_allocate.L2::256B (the
+/// read-only path, no L1 allocation, the L2 fetching 256 bytes a miss) instead of ld.global.cg.
+/// `reps` passes over `bytes` (a multiple of 16); each block's sum of its words (mod 2^32) into
+/// block_sums[blockIdx.x]. loads: 1, 4, 8 or 16.
+void grid_stride_stream(std::uint32_t const* in, std::size_t bytes, int loads, bool nc_hint, int reps, int blocks,
+                        std::uint32_t* block_sums, cudaStream_t stream);
+/// Blocks per SM of that kernel that fit at once (its grid is that x SMs).
+int grid_stride_blocks_per_sm(int loads, bool nc_hint);
+
 /// Distributed shared memory (sm_90 clusters). dsmem_kernel(false) is the chase kernel,
 /// dsmem_kernel(true) the stream kernel: check their image before launching (memlab/arch.hpp).
 void const* dsmem_kernel(bool stream);
@@ -99,17 +114,18 @@ void dsmem_stream(int cluster, int clusters, int words, int distance, int reps, 
 std::uint32_t dsmem_stream_reference(int cluster, int clusters, int words, int distance, int reps);
 
 /// Streaming device memory toward the SMs by four paths (hierarchy.tma, hierarchy.inflight):
-/// one block of stream_threads threads per SM walks tiles of a buffer that holds word g =
-/// g * stream_pattern (mod 2^32), checks every word against that and sums it.
+/// one block per SM (ctas_per_sm where they fit) walks tiles b, b + blocks, ... of a buffer
+/// that holds word g = g * stream_pattern (mod 2^32), checks every word against that and sums it.
 ///   ld_global_v4  each thread issues tile_bytes / 4096 independent 16-byte ld.global.v4,
 ///                 then consumes them: tile_bytes in flight, in registers
 ///   cp_async      every thread copies 16-byte pieces with cp.async (sm_80) into a ring of
 ///                 `stages` tiles in shared memory, completion by mbarrier arrive-on
-///   bulk          one thread issues one cp.async.bulk of tile_bytes contiguous bytes per
-///                 stage (sm_90), completion by mbarrier transaction bytes
-///   tma           one thread issues one cp.async.bulk.tensor.2d of a box tile_w_bytes wide
-///                 and tile_rows rows of a 2-D tensor (sm_90; the tensor map is encoded on
-///                 the host with cuTensorMapEncodeTiled, found with cudaGetDriverEntryPoint)
+///   bulk          a producer warp (one lane) issues one cp.async.bulk of tile_bytes contiguous
+///                 bytes per stage (sm_90), completion by mbarrier transaction bytes; 8
+///                 consumer warps read a slot and release it on its `empty` mbarrier
+///   tma           the same with one cp.async.bulk.tensor.2d of a box tile_w_bytes wide and
+///                 tile_rows rows of a 2-D tensor (sm_90; the tensor map is encoded on the host
+///                 with cuTensorMapEncodeTiled, found with cudaGetDriverEntryPoint)
 enum class copy_method { ld_global_v4, cp_async, bulk, tma };
 char const* to_string(copy_method m) noexcept;  ///< "ld.global.v4", "cp.async", "cp.async.bulk", "tma"
 copy_method parse_copy_method(std::string const& name);
@@ -128,10 +144,12 @@ struct stream_plan {
   std::size_t tile_bytes = 4096;   ///< bytes of one tile (one stage, or one batch of loads)
   std::size_t tile_w_bytes = 0;    ///< tma: the box's width in bytes (tile_bytes / tile_w_bytes rows)
   int stages = 4;                  ///< tiles in the shared-memory ring (ignored by ld_global_v4)
-  int blocks = 0;                  ///< blocks (0: one per SM)
+  int blocks = 0;                  ///< blocks (0: ctas_per_sm per SM)
+  int ctas_per_sm = 1;             ///< blocks per SM when `blocks` is 0 (each with its own ring)
 };
 /// Throws memlab::error naming what is wrong with `plan` for `bytes` (tile sizes, the ring
-/// against the opt-in shared memory, the box limits of TMA), before any work is issued.
+/// against the opt-in shared memory, ctas_per_sm rings on one SM, the box limits of TMA),
+/// before any work is issued.
 void check_stream_plan(stream_plan const& plan, std::size_t bytes);
 /// Dynamic shared memory the plan's ring needs.
 std::size_t stream_smem_bytes(stream_plan const& plan);
@@ -152,7 +170,7 @@ void stream_read(std::uint32_t const* data, std::size_t bytes, stream_plan const
                  cudaStream_t stream);
 /// Adds up stream_read's per-block words after the stream has finished.
 stream_sums collect_stream_sums(std::uint32_t const* block_out, int blocks);
-/// The block count stream_read uses for `plan` (one per SM when plan.blocks is 0).
+/// The block count stream_read uses for `plan` (ctas_per_sm per SM when plan.blocks is 0).
 int stream_blocks(stream_plan const& plan);
 
 }  // namespace memlab::hierarchy

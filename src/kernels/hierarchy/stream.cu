@@ -1,21 +1,32 @@
 // Streaming device memory toward the SMs by four paths, at a chosen number of bytes in
 // flight per SM: plain 16-byte loads into registers, cp.async (sm_80) into a shared-memory
 // ring, cp.async.bulk (sm_90) and TMA tensor loads (sm_90) into the same ring. One block per
-// SM; every word read is checked against its index (word g holds g * stream_pattern), so a
-// tile read from the wrong place, or twice, or not at all, shows.
+// SM by default (ctas_per_sm more where the ring fits); every word read is checked against
+// its index (word g holds g * stream_pattern), so a tile read from the wrong place, or twice,
+// or not at all, shows.
 //
-// The ring: `stages` slots of one tile each, one mbarrier per slot. The producer fills slot
-// k % stages with tile k; everyone waits for the slot's phase, reads and checks it, syncs,
-// and the slot is refilled with tile k + stages. Between stages - 1 and stages tiles are in
-// flight. Below sm_90 (sm_80 for cp.async) the async bodies trap; callers check the
-// kernel's image first (copy_kernel, memlab/arch.hpp).
+// The cp.async ring: `stages` slots of one tile each, one mbarrier per slot. Every thread
+// copies its pieces of tile k into slot k % stages; everyone waits for the slot's phase, reads
+// and checks it, syncs, and the slot is refilled with tile k + stages.
+//
+// The bulk / TMA ring is warp-specialised: a ninth warp, one elected lane, is the producer. It
+// keeps every free slot in flight (arm the slot's `full` barrier with the tile's bytes, then
+// issue the copy) and waits only for a slot's `empty` barrier, which the 8 consumer warps
+// arrive on (one lane each, after __syncwarp) once they have read it. The consumers never
+// wait for each other, and the producer never waits for a consumer that is not done with the
+// slot it needs: between stages - 1 and stages tiles are in flight at all times.
+//
+// Below sm_90 (sm_80 for cp.async) the async bodies trap; callers check the kernel's image
+// first (copy_kernel, memlab/arch.hpp).
 #include <cuda.h>  // CUtensorMap and its enums only: the encoder is found at run time
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <string>
 
 #include "kernels/async/ptx.cuh"
 #include "kernels/hierarchy/hierarchy.hpp"
+#include "kernels/hierarchy/stream_walk.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
@@ -39,15 +50,11 @@ struct stream_args {
   std::uint32_t* out;         ///< [2 * block]: sum, mismatches
 };
 
-/// Word index of the first word of tile t, and of word j of it (1-D: contiguous; tma: a box
-/// of box_w words by tile_words / box_w rows in a tensor of rows of row_words words).
-__device__ __forceinline__ std::uint64_t word_of(stream_args const& a, std::uint64_t t, std::uint32_t j) {
-  std::uint32_t const tile_words = a.tile_bytes / 4;
-  if (a.box_w_words == 0) return t * tile_words + j;
-  std::uint32_t const per_row = row_words / a.box_w_words;
-  std::uint32_t const box_rows = tile_words / a.box_w_words;
-  std::uint64_t const tr = t / per_row, tc = t % per_row;
-  return (tr * box_rows + j / a.box_w_words) * row_words + tc * a.box_w_words + j % a.box_w_words;
+using detail::piece_walk;
+static_assert(detail::walk_row_words == row_words && detail::walk_threads == threads, "stream_walk.hpp's layout");
+
+__device__ __forceinline__ piece_walk walk_of(stream_args const& a, std::uint64_t t, std::uint32_t tid) {
+  return detail::walk_of(a.tile_bytes / 4, a.box_w_words, t, tid);
 }
 
 /// Adds the four words and counts those that do not hold their index's pattern. The four
@@ -58,12 +65,14 @@ __device__ __forceinline__ void check4(uint4 const& w, std::uint64_t g0, std::ui
   bad += (w.x != e) + (w.y != e + K) + (w.z != e + 2 * K) + (w.w != e + 3 * K);
 }
 
+/// The block's sum and mismatch count into out[2 * block]; every one of the Warps warps calls it.
+template <int Warps = threads / 32>
 __device__ __forceinline__ void block_report(std::uint32_t sum, std::uint32_t bad, std::uint32_t* out) {
   for (int o = 16; o > 0; o >>= 1) {
     sum += __shfl_xor_sync(0xffffffffu, sum, o);
     bad += __shfl_xor_sync(0xffffffffu, bad, o);
   }
-  __shared__ std::uint32_t warp_sum[threads / 32], warp_bad[threads / 32];
+  __shared__ std::uint32_t warp_sum[Warps], warp_bad[Warps];
   if (threadIdx.x % 32 == 0) {
     warp_sum[threadIdx.x / 32] = sum;
     warp_bad[threadIdx.x / 32] = bad;
@@ -71,7 +80,7 @@ __device__ __forceinline__ void block_report(std::uint32_t sum, std::uint32_t ba
   __syncthreads();
   if (threadIdx.x == 0) {
     std::uint32_t s = 0, b = 0;
-    for (int w = 0; w < threads / 32; ++w) {
+    for (int w = 0; w < Warps; ++w) {
       s += warp_sum[w];
       b += warp_bad[w];
     }
@@ -143,54 +152,123 @@ __device__ __forceinline__ void tma_load_2d(void* dst, CUtensorMap const* map, s
 #endif
 }
 
-template <copy_method M>
-__global__ void __launch_bounds__(threads) ring_stream_kernel(stream_args a, __grid_constant__ CUtensorMap const map) {
+/// Reads and checks tile t in `slot`: consumer thread `tid` takes pieces tid, tid + 256, ...
+__device__ __forceinline__ void consume_slot(stream_args const& a, unsigned char const* slot, std::uint64_t t,
+                                             std::uint32_t tid, std::uint32_t& sum, std::uint32_t& bad) {
+  std::uint32_t const pieces = a.tile_bytes / 16;
+  piece_walk const w = walk_of(a, t, tid);
+  auto const* p = reinterpret_cast<uint4 const*>(slot);
+  std::uint32_t g = w.first;
+  for (std::uint32_t v = tid; v < pieces; v += threads, g += w.step) check4(p[v], g, sum, bad);
+}
+
+/// Slot and phase parity of the k-th tile, stepped instead of divided (k / S, k % S with a
+/// run-time S are 64-bit divisions): slot k % S, parity (k / S) & 1.
+struct ring_pos {
+  std::uint32_t slot = 0, parity = 0;
+  __device__ __forceinline__ void next(std::uint32_t stages) {
+    if (++slot == stages) {
+      slot = 0;
+      parity ^= 1;
+    }
+  }
+};
+
+/// TMA writes to 128-byte aligned shared memory; the launch asks for 128 spare bytes.
+__device__ __forceinline__ unsigned char* aligned_ring(unsigned char* raw) {
+  return raw + ((128u - (ax::smem_address(raw) & 127u)) & 127u);
+}
+
+/// Tiles of this block: blockIdx.x, blockIdx.x + gridDim.x, ...
+__device__ __forceinline__ std::uint64_t tiles_of_block(stream_args const& a) {
+  return a.tiles > blockIdx.x ? (a.tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+}
+
+/// cp.async: every thread copies 16-byte pieces of the tile and arrives on the slot's barrier
+/// when its copies land (cp.async.mbarrier.arrive.noinc); all threads sync before a slot is refilled.
+__global__ void __launch_bounds__(threads) cp_async_ring_kernel(stream_args a) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[stream_max_stages];
-  // TMA writes to 128-byte aligned shared memory; the launch asked for 128 spare bytes.
-  std::uint32_t const skew = (128u - (ax::smem_address(smem_raw) & 127u)) & 127u;
-  unsigned char* const ring = smem_raw + skew;
+  unsigned char* const ring = aligned_ring(smem_raw);
   std::uint32_t const S = a.stages;
   if (threadIdx.x == 0) {
-    for (std::uint32_t s = 0; s < S; ++s) ax::mbarrier_init(&full[s], M == copy_method::cp_async ? threads : 1);
+    for (std::uint32_t s = 0; s < S; ++s) ax::mbarrier_init(&full[s], threads);
     ax::fence_barrier_init();
   }
   __syncthreads();
-  std::uint64_t const mine = a.tiles > blockIdx.x ? (a.tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  std::uint64_t const mine = tiles_of_block(a);
   std::uint32_t const pieces = a.tile_bytes / 16;
-
-  auto issue = [&](std::uint64_t k) {  // tile k of this block into slot k % S
+  auto issue = [&](std::uint64_t k, std::uint32_t s) {  // tile k of this block into slot s = k % S
     std::uint64_t const t = blockIdx.x + k * gridDim.x;
-    unsigned char* const slot = ring + (k % S) * a.tile_bytes;
-    std::uint64_t* const bar = &full[k % S];
-    if constexpr (M == copy_method::cp_async) {
-      auto const* src = reinterpret_cast<uint4 const*>(a.data) + t * pieces;
-      for (std::uint32_t v = threadIdx.x; v < pieces; v += threads) ax::cp_async_16(slot + 16 * v, src + v);
-      ax::cp_async_arrive_noinc(bar);  // every thread: the phase ends when all copies have landed
-    } else if (threadIdx.x == 0) {
-      ax::mbarrier_arrive_expect_tx(bar, a.tile_bytes);
-      if constexpr (M == copy_method::bulk) {
-        ax::bulk_copy_global_to_shared(slot, a.data + t * (a.tile_bytes / 4), a.tile_bytes, bar);
-      } else {
-        std::uint32_t const per_row = row_words / a.box_w_words;
-        std::uint32_t const box_rows = a.tile_bytes / 4 / a.box_w_words;
-        tma_load_2d(slot, &map, static_cast<std::uint32_t>(t % per_row) * a.box_w_words,
-                    static_cast<std::uint32_t>(t / per_row) * box_rows, bar);
-      }
-    }
+    unsigned char* const slot = ring + s * a.tile_bytes;
+    auto const* src = reinterpret_cast<uint4 const*>(a.data) + t * pieces;
+    for (std::uint32_t v = threadIdx.x; v < pieces; v += threads) ax::cp_async_16(slot + 16 * v, src + v);
+    ax::cp_async_arrive_noinc(&full[s]);  // every thread: the phase ends when all copies have landed
   };
-
-  for (std::uint64_t k = 0; k < S && k < mine; ++k) issue(k);
+  for (std::uint64_t k = 0; k < S && k < mine; ++k) issue(k, static_cast<std::uint32_t>(k));
   std::uint32_t sum = 0, bad = 0;
-  for (std::uint64_t k = 0; k < mine; ++k) {
-    wait_parity(&full[k % S], static_cast<std::uint32_t>((k / S) & 1));
-    std::uint64_t const t = blockIdx.x + k * gridDim.x;
-    auto const* slot = reinterpret_cast<uint4 const*>(ring + (k % S) * a.tile_bytes);
-    for (std::uint32_t v = threadIdx.x; v < pieces; v += threads) check4(slot[v], word_of(a, t, 4 * v), sum, bad);
+  ring_pos at;
+  for (std::uint64_t k = 0; k < mine; ++k, at.next(S)) {
+    wait_parity(&full[at.slot], at.parity);
+    consume_slot(a, ring + at.slot * a.tile_bytes, blockIdx.x + k * gridDim.x, threadIdx.x, sum, bad);
     __syncthreads();  // the slot is read by everyone before it is refilled
-    if (k + S < mine) issue(k + S);
+    if (k + S < mine) issue(k + S, at.slot);
   }
   block_report(sum, bad, a.out);
+}
+
+constexpr int consumer_warps = threads / 32;
+constexpr int ring_threads = threads + 32;  ///< 8 consumer warps and the producer warp
+
+/// cp.async.bulk (M = bulk) or a 2-D TMA box (M = tma): warp-specialised, full and empty
+/// barriers per slot (see the top of the file).
+template <copy_method M>
+__global__ void __launch_bounds__(ring_threads) bulk_ring_kernel(stream_args a, __grid_constant__ CUtensorMap const map) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ std::uint64_t full[stream_max_stages], empty[stream_max_stages];
+  unsigned char* const ring = aligned_ring(smem_raw);
+  std::uint32_t const S = a.stages;
+  std::uint32_t const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (std::uint32_t s = 0; s < S; ++s) {
+      ax::mbarrier_init(&full[s], 1);                // the producer's arrive.expect_tx
+      ax::mbarrier_init(&empty[s], consumer_warps);  // one arrival per consumer warp
+    }
+    ax::fence_barrier_init();
+  }
+  __syncthreads();
+  std::uint64_t const mine = tiles_of_block(a);
+  std::uint32_t sum = 0, bad = 0;
+  if (warp == consumer_warps) {
+    if (lane == 0) {
+      ring_pos at;
+      std::uint64_t t = blockIdx.x;
+      for (std::uint64_t k = 0; k < mine; ++k, at.next(S), t += gridDim.x) {
+        // The slot's previous tile (k - S) must have been read: its empty barrier's phase of
+        // the last lap, i.e. parity (k / S - 1) & 1 = the current lap's parity flipped.
+        if (k >= S) wait_parity(&empty[at.slot], at.parity ^ 1u);
+        unsigned char* const slot = ring + at.slot * a.tile_bytes;
+        ax::mbarrier_arrive_expect_tx(&full[at.slot], a.tile_bytes);
+        if constexpr (M == copy_method::bulk) {
+          ax::bulk_copy_global_to_shared(slot, a.data + t * (a.tile_bytes / 4), a.tile_bytes, &full[at.slot]);
+        } else {
+          detail::box_origin const o = detail::box_of(a.tile_bytes / 4, a.box_w_words, t);
+          tma_load_2d(slot, &map, o.x, o.y, &full[at.slot]);
+        }
+      }
+    }
+    __syncwarp();
+  } else {
+    ring_pos at;
+    std::uint64_t t = blockIdx.x;
+    for (std::uint64_t k = 0; k < mine; ++k, at.next(S), t += gridDim.x) {
+      wait_parity(&full[at.slot], at.parity);
+      consume_slot(a, ring + at.slot * a.tile_bytes, t, threadIdx.x, sum, bad);
+      __syncwarp();  // every lane of the warp has read the slot ...
+      if (lane == 0) ax::mbarrier_arrive(&empty[at.slot]);  // ... before the warp releases it
+    }
+  }
+  block_report<ring_threads / 32>(sum, bad, a.out);
 }
 
 __global__ void fill_pattern_kernel(std::uint32_t* data, std::size_t words) {
@@ -236,29 +314,42 @@ CUtensorMap encode_tensor_map(std::uint32_t const* data, std::size_t bytes, std:
   return map;
 }
 
-template <copy_method M>
-void launch_ring(stream_args const& a, CUtensorMap const& map, int blocks, std::size_t smem, cudaStream_t stream) {
-  // Once per kernel, to the device's opt-in limit: the first (checked) run sets it, so a
-  // launch captured into a graph later makes no attribute call.
-  static bool const allowed = [] {
-    int dev = 0, optin = 0;
-    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    int const static_bytes = stream_max_stages * 8 + 2 * threads / 32 * 4;
-    MEMLAB_CUDA_CHECK(
-        cudaFuncSetAttribute(ring_stream_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - static_bytes));
-    return true;
-  }();
-  (void)allowed;
-  ring_stream_kernel<M><<<blocks, threads, smem, stream>>>(a, map);
-  MEMLAB_CHECK_LAUNCH();
-}
-
 int device_sms() {
   int dev = 0, sms = 0;
   MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
   MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   return sms;
+}
+
+int block_threads(copy_method m) {
+  return m == copy_method::bulk || m == copy_method::tma ? ring_threads : threads;
+}
+
+/// The kernel's static shared memory (barriers, the block's report), from its image.
+std::size_t static_smem(void const* kernel) {
+  cudaFuncAttributes fa{};
+  MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+  return fa.sharedSizeBytes;
+}
+
+int optin_smem() {
+  int dev = 0, optin = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return optin;
+}
+
+/// Raises a ring kernel's dynamic shared memory limit to the device's opt-in limit, once per
+/// kernel: the first (checked) run sets it, so a launch captured into a graph later makes no
+/// attribute call.
+void allow_ring_smem(copy_method m) {
+  static bool done[4] = {};
+  auto const i = static_cast<int>(m);
+  if (m == copy_method::ld_global_v4 || done[i]) return;
+  void const* const k = copy_kernel(m);
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         optin_smem() - static_cast<int>(static_smem(k))));
+  done[i] = true;
 }
 
 }  // namespace
@@ -292,9 +383,9 @@ int copy_method_arch(copy_method m) noexcept {
 void const* copy_kernel(copy_method m) {
   switch (m) {
     case copy_method::ld_global_v4: return reinterpret_cast<void const*>(ld_stream_kernel<1>);
-    case copy_method::cp_async: return reinterpret_cast<void const*>(ring_stream_kernel<copy_method::cp_async>);
-    case copy_method::bulk: return reinterpret_cast<void const*>(ring_stream_kernel<copy_method::bulk>);
-    case copy_method::tma: return reinterpret_cast<void const*>(ring_stream_kernel<copy_method::tma>);
+    case copy_method::cp_async: return reinterpret_cast<void const*>(cp_async_ring_kernel);
+    case copy_method::bulk: return reinterpret_cast<void const*>(bulk_ring_kernel<copy_method::bulk>);
+    case copy_method::tma: return reinterpret_cast<void const*>(bulk_ring_kernel<copy_method::tma>);
   }
   return nullptr;
 }
@@ -304,7 +395,26 @@ std::size_t stream_smem_bytes(stream_plan const& plan) {
   return plan.tile_bytes * static_cast<std::size_t>(plan.stages) + 128;
 }
 
-int stream_blocks(stream_plan const& plan) { return plan.blocks > 0 ? plan.blocks : device_sms(); }
+int stream_blocks(stream_plan const& plan) {
+  return plan.blocks > 0 ? plan.blocks : device_sms() * std::max(plan.ctas_per_sm, 1);
+}
+
+namespace {
+/// ctas_per_sm blocks of the plan's kernel with its ring must be resident on an SM at once.
+void check_ctas_fit(stream_plan const& plan) {
+  MEMLAB_EXPECTS(plan.ctas_per_sm >= 1 && plan.ctas_per_sm <= 32, "ctas_per_sm must be in [1, 32]");
+  if (plan.ctas_per_sm == 1) return;
+  allow_ring_smem(plan.method);
+  // ld.global.v4 runs ld_kernel(tile_bytes) (1..32 loads a thread, its own registers), not copy_kernel's <1>.
+  void const* const k = plan.method == copy_method::ld_global_v4 ? ld_kernel(plan.tile_bytes) : copy_kernel(plan.method);
+  int fit = 0;
+  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, k, block_threads(plan.method), stream_smem_bytes(plan)));
+  if (fit < plan.ctas_per_sm)
+    throw error(std::to_string(plan.ctas_per_sm) + " blocks a SM asked, " + std::to_string(fit) +
+                " fit (registers, threads, or a ring of " + std::to_string(plan.stages) + " x " +
+                std::to_string(plan.tile_bytes) + " bytes each)");
+}
+}  // namespace
 
 void check_stream_plan(stream_plan const& plan, std::size_t bytes) {
   MEMLAB_EXPECTS(plan.tile_bytes >= 16 && plan.tile_bytes % 16 == 0, "the tile must be a positive multiple of 16 bytes");
@@ -313,6 +423,7 @@ void check_stream_plan(stream_plan const& plan, std::size_t bytes) {
   if (plan.method == copy_method::ld_global_v4) {
     MEMLAB_EXPECTS(ld_kernel(plan.tile_bytes) != nullptr && plan.tile_bytes % 4096 == 0,
                    "ld.global.v4 tiles are 4, 8, 16, 32, 64 or 128 KiB (1..32 loads of 16 bytes a thread)");
+    check_ctas_fit(plan);
     return;
   }
   MEMLAB_EXPECTS(plan.stages >= 1 && plan.stages <= stream_max_stages, "stages must be in [1, 16]");
@@ -326,14 +437,12 @@ void check_stream_plan(stream_plan const& plan, std::size_t bytes) {
     MEMLAB_EXPECTS(bytes % stream_row_bytes == 0 && (bytes / stream_row_bytes) % (plan.tile_bytes / w) == 0,
                    "the tensor must be a whole number of box rows of 4096-byte rows");
   }
-  int dev = 0, optin = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  // The static part: the barriers and the block's report.
-  std::size_t const static_bytes = stream_max_stages * 8 + 2 * threads / 32 * 4;
-  if (stream_smem_bytes(plan) + static_bytes > static_cast<std::size_t>(optin))
+  // The static part (the barriers and the block's report) comes from the kernel's image.
+  std::size_t const optin = static_cast<std::size_t>(optin_smem());
+  if (stream_smem_bytes(plan) + static_smem(copy_kernel(plan.method)) > optin)
     throw error("a ring of " + std::to_string(plan.stages) + " x " + std::to_string(plan.tile_bytes) +
                 " bytes exceeds the " + std::to_string(optin) + " bytes of shared memory a block may have");
+  check_ctas_fit(plan);
 }
 
 void fill_stream_pattern(std::uint32_t* data, std::size_t words, cudaStream_t stream) {
@@ -372,12 +481,14 @@ void stream_read(std::uint32_t const* data, std::size_t bytes, stream_plan const
   CUtensorMap map{};
   if (plan.method == copy_method::tma) map = encode_tensor_map(data, bytes, plan.tile_w_bytes, plan.tile_bytes / plan.tile_w_bytes);
   std::size_t const smem = stream_smem_bytes(plan);
+  allow_ring_smem(plan.method);
   switch (plan.method) {
-    case copy_method::cp_async: launch_ring<copy_method::cp_async>(a, map, blocks, smem, stream); break;
-    case copy_method::bulk: launch_ring<copy_method::bulk>(a, map, blocks, smem, stream); break;
-    case copy_method::tma: launch_ring<copy_method::tma>(a, map, blocks, smem, stream); break;
+    case copy_method::cp_async: cp_async_ring_kernel<<<blocks, threads, smem, stream>>>(a); break;
+    case copy_method::bulk: bulk_ring_kernel<copy_method::bulk><<<blocks, ring_threads, smem, stream>>>(a, map); break;
+    case copy_method::tma: bulk_ring_kernel<copy_method::tma><<<blocks, ring_threads, smem, stream>>>(a, map); break;
     case copy_method::ld_global_v4: break;
   }
+  MEMLAB_CHECK_LAUNCH();
 }
 
 stream_sums collect_stream_sums(std::uint32_t const* block_out, int blocks) {
