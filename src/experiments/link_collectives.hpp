@@ -122,8 +122,9 @@ inline void record_bus_gbps(bench::state& s, link::collective kind, int n) {
     s.set_extra("bus_gbps", link::bus_factor(kind, n) * s.result().bytes / (*m * 1e-3) / 1e9);
 }
 
-/// The declaration link.nccl and link.nccl_mpi share: the bytes and variant axes, metrics,
-/// headline and bus-bandwidth plot. The caller sets id, description, prose and peer metric.
+/// The declaration link.nccl and link.nccl_mpi share: the bytes and variant axes, metrics (the
+/// peer being the same operations timed as nccl-tests times them) and headline. The caller sets
+/// id, description, prose and plot.
 inline bench::experiment collective_declaration(std::vector<std::int64_t> sizes, std::vector<std::int64_t> quick_sizes,
                                                 std::vector<std::string> collectives) {
   using namespace bench;
@@ -136,9 +137,10 @@ inline bench::experiment collective_declaration(std::vector<std::int64_t> sizes,
   e.describe_axis("bytes", "bytes", "nccl-tests' size: the larger buffer of one rank (full sweep: -a bytes=2^3:2^32)", true);
   e.describe_axis("variant", "", "the collective (float, sum; root 0; alltoall as grouped ncclSend/ncclRecv)");
   e.metrics = {metrics::time(), {"gbps", "GB/s", "algorithm bandwidth: size / time"},
-               {"extra.bus_gbps", "GB/s", "bus bandwidth: algorithm bandwidth x nccl-tests' factor"}};
+               {"extra.bus_gbps", "GB/s", "bus bandwidth: algorithm bandwidth x nccl-tests' factor"},
+               metrics::vs_peer("the nccl-tests-style loop")};
   e.headline = best_row("What bus bandwidth does NCCL reach on this machine's links?", {{"variant", {"all_reduce"}}},
-                        "extra.bus_gbps");
+                        "extra.bus_gbps", "ratio_to_peer");
   e.headline.higher_is_better = true;
   return e;
 }

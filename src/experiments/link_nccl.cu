@@ -211,8 +211,6 @@ registrar const reg_nccl{[] {
   e.description = "NCCL all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall on every GPU: algorithm and "
                   "bus bandwidth (nccl-tests' definitions), checked against the host";
   e.body = nccl_body;
-  e.metrics.push_back(metrics::vs_peer("the nccl-tests-style loop"));
-  e.headline.compare = "ratio_to_peer";
   e.prose = {"The collectives a multi-GPU program calls, in one process over every visible GPU. Bus bandwidth "
              "(nccl-tests: all_reduce x 2(n-1)/n, all_gather, reduce_scatter and alltoall x (n-1)/n, broadcast and "
              "reduce x 1) compares them with the links' own rate. The peer is the same operation timed the way "

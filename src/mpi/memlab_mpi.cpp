@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -163,7 +164,23 @@ void run_point(bench::state& s, rank_context& rc) {
   double const once = timed(1);  // also the warm-up; the same value on every rank
   int const batch = p.profile ? 1 : bench::batch_size_for(once);
   auto const samples = sample_ranks(w, p, batch, [&] { return timed(batch); });
+  // The peer, nccl-tests' own loop: 5 warm-up operations, then per sample a barrier and 20
+  // back to back on the host clock until this rank's stream is done, the slowest rank's time.
+  constexpr int iters = 20;
+  for (int i = 0; i < 5; ++i) issue();
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+  auto const loop = sample_ranks(w, bench::capped(p, 0.5, 3), iters, [&] {
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto const t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) issue();
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+    double const ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
+    double slowest = 0;
+    MPI_Allreduce(&ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+  });
   if (w.rank != 0) return;
+  s.set_peer("nccl-tests-style loop (host clock, 20 ops, slowest rank)", bench::summarize(loop).median);
   s.set_samples(samples, "events");
   s.result().cold = false;  // the links are measured, not DRAM: no L2 flush between samples
   s.result().timing["batch"] = batch;
