@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,6 +42,36 @@ nlohmann::json to_json(device_info const& d) {
              std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", d.pci_domain, d.pci_bus, d.pci_device);
              return std::string(buf);
            }()}};
+}
+
+nlohmann::json build_json() {
+  return {{"cuda_architectures", MEMLAB_CUDA_ARCHITECTURES}, {"cuda_compiler", MEMLAB_CUDA_COMPILER}};
+}
+
+nlohmann::json timing_policy_json(timing_options const& t, bool quick, std::uint64_t seed) {
+  return {{"cold", t.cold},
+          {"max_noise", t.max_noise},
+          {"min_time_s", t.min_time_s},
+          {"min_samples", t.min_samples},
+          {"max_samples", t.max_samples},
+          {"timeout_s", t.timeout_s},
+          {"warmup", t.warmup},
+          {"profile", t.profile},
+          {"quick", quick},
+          {"seed", seed},
+          {"discard_throttled", t.discard_throttled},
+          {"flush", t.flush},
+          {"stop_rule", stop_rule_text},
+          {"noise_estimator", "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
+          {"batch_below_ms", batch_below_ms},
+          {"batch_target_ms", batch_target_ms}};
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
 }
 
 nlohmann::json run_record::to_json() const {

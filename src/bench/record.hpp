@@ -1,6 +1,7 @@
 #pragma once
 // The run record: one JSON document per run (docs/RECORD.md), written atomically
 // (temporary file, then rename) each time an experiment completes.
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,13 @@ nlohmann::json to_json(device_info const& d);
 /// An experiment's entry in the record's `experiments` (without `points` and `status`):
 /// id, description, seed_ref and its declaration (docs/RECORD.md "Declarations").
 nlohmann::json declaration_json(experiment const& e);
+
+/// The record's `build`: the architectures this binary was compiled for and the nvcc version.
+nlohmann::json build_json();
+/// The record's `timing`: the sampling policy in force (docs/RECORD.md).
+nlohmann::json timing_policy_json(timing_options const& t, bool quick, std::uint64_t seed);
+/// Now, UTC, ISO 8601 (the record's `started` and `finished`).
+std::string utc_now_iso();
 
 class run_record {
  public:

@@ -459,13 +459,6 @@ nlohmann::json run_context::persistence_check(std::ostream& err) {
 
 namespace {
 
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 /// Builds the record from what the executing loop reports, in this process or a worker:
 /// rows as they come, the experiment's entry and a flush as each experiment ends.
 class record_sink final : public run_sink {
@@ -514,10 +507,6 @@ class record_sink final : public run_sink {
   run_summary& sum_;
   int points_ = 0;
 };
-
-nlohmann::json build_json() {
-  return {{"cuda_architectures", MEMLAB_CUDA_ARCHITECTURES}, {"cuda_compiler", MEMLAB_CUDA_COMPILER}};
-}
 
 /// Every bandwidth row is compared with the ceiling measured in the same run: the ceilings
 /// experiments go first when a selected experiment declares a ceiling relation.
@@ -569,21 +558,12 @@ run_plan make_plan(run_options const& opt, std::vector<experiment const*> const&
 /// The record's header, flushed before the first row: format, device, build, timing policy.
 void write_header(run_record& record, run_options const& opt, device_info const& dev) {
   record.meta["format_version"] = record_format_version;
-  record.meta["started"] = now_iso();
+  record.meta["started"] = utc_now_iso();
   record.meta["finished"] = nullptr;
   record.meta["device"] = to_json(dev);
   record.meta["build"] = build_json();
   record.meta["isolation"] = opt.worker_executable.empty() ? "in-process" : "worker process per run slice";
-  record.meta["timing"] = {{"cold", opt.timing.cold},           {"max_noise", opt.timing.max_noise},
-                           {"min_time_s", opt.timing.min_time_s}, {"min_samples", opt.timing.min_samples},
-                           {"max_samples", opt.timing.max_samples}, {"timeout_s", opt.timing.timeout_s},
-                           {"warmup", opt.timing.warmup},         {"profile", opt.timing.profile},
-                           {"quick", opt.quick},                  {"seed", opt.seed},
-                           {"discard_throttled", opt.timing.discard_throttled},
-                           {"flush", opt.timing.flush},
-                           {"stop_rule", stop_rule_text},
-                           {"noise_estimator", "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
-                           {"batch_below_ms", batch_below_ms}, {"batch_target_ms", batch_target_ms}};
+  record.meta["timing"] = timing_policy_json(opt.timing, opt.quick, opt.seed);
   record.meta["ceilings"] = {{"d2d_copy_gbps", nullptr}, {"fp32_peak_tflops", nullptr}};
   record.meta["experiments"] = nlohmann::json::array();
   record.flush();
@@ -623,7 +603,7 @@ run_summary run(run_options const& opt, run_record& record) {
     sum.aborted = true;
     sum.abort_reason = std::string("stopped by ") + (sum.signal == SIGTERM ? "SIGTERM" : "SIGINT");
   }
-  record.meta["finished"] = now_iso();
+  record.meta["finished"] = utc_now_iso();
   if (sum.aborted) record.meta["aborted"] = sum.abort_reason;
   record.flush();
   return sum;

@@ -17,9 +17,7 @@
 #include "memlab/device.hpp"
 #include "memlab/error.hpp"
 
-#if MEMLAB_HAVE_NCCL
-#include <nccl.h>
-#endif
+#include "experiments/link_collectives.hpp"  // MEMLAB_NCCL_CHECK, nccl_version_text
 
 namespace memlab::link_exp {
 
@@ -278,13 +276,6 @@ inline bench::axis link_bytes_axis() {
 }
 
 #if MEMLAB_HAVE_NCCL
-#define MEMLAB_NCCL_CHECK(call)                                                                         \
-  do {                                                                                                  \
-    ncclResult_t const memlab_nccl_rc_ = (call);                                                        \
-    if (memlab_nccl_rc_ != ncclSuccess)                                                                 \
-      throw ::memlab::error(std::string(#call) + " failed: " + ncclGetErrorString(memlab_nccl_rc_));   \
-  } while (0)
-
 /// One communicator per visible GPU, ncclCommInitAll in this process, kept for the process's
 /// life (initialisation costs about a second; the comms are never destroyed: at exit the
 /// CUDA runtime may already be gone).
@@ -306,11 +297,6 @@ inline nccl_world& nccl_all() {
     w = nw;
   }
   return *w;
-}
-inline std::string nccl_version_text() {
-  int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 #endif
 

@@ -28,75 +28,19 @@ using namespace memlab;
 using namespace memlab::bench;
 using namespace memlab::link_exp;
 
-std::vector<std::int64_t> nccl_sizes() {
-  return {8, std::int64_t{1} << 10, std::int64_t{64} << 10, std::int64_t{1} << 20, std::int64_t{16} << 20,
-          std::int64_t{256} << 20, std::int64_t{1} << 30};
-}
-
 using link::collective;
 
-#if MEMLAB_HAVE_NCCL
-using shape = link::collective_shape;
-collective kind_of(std::string const& c) {
-  if (c == "all_reduce") return collective::all_reduce;
-  if (c == "all_gather") return collective::all_gather;
-  if (c == "reduce_scatter") return collective::reduce_scatter;
-  if (c == "broadcast") return collective::broadcast;
-  if (c == "reduce") return collective::reduce;
-  return collective::alltoall;
-}
-
-/// The expected recv[i] of `rank` (v(k, j): rank k's send element j).
-float expected(collective kind, int rank, std::size_t i, shape const& sh, int n, std::uint64_t seed) {
-  auto v = [&](int k, std::size_t j) { return link::seeded_small_int(seed, k, j); };
-  auto sum = [&](std::size_t j) {
-    float acc = 0;
-    for (int k = 0; k < n; ++k) acc += v(k, j);
-    return acc;
-  };
-  switch (kind) {
-    case collective::all_reduce:
-    case collective::reduce: return sum(i);
-    case collective::broadcast: return v(0, i);
-    case collective::all_gather: return v(static_cast<int>(i / sh.part), i % sh.part);
-    case collective::reduce_scatter: return sum(static_cast<std::size_t>(rank) * sh.part + i);
-    case collective::alltoall:  // block j of rank r's output is block r of rank j's input
-      return v(static_cast<int>(i / sh.part), static_cast<std::size_t>(rank) * sh.part + i % sh.part);
-  }
-  return 0;
-}
-
-/// Mismatches of rank r's recv (downloaded in 64 MiB pieces) against the host reference.
-std::size_t check_rank(collective kind, int rank, float const* recv, shape const& sh, int n, std::uint64_t seed) {
-  std::size_t bad = 0;
-  std::size_t const piece = std::size_t{16} << 20;
-  std::vector<float> host(std::min(piece, sh.recv));
-  for (std::size_t off = 0; off < sh.recv; off += piece) {
-    std::size_t const len = std::min(piece, sh.recv - off);
-    MEMLAB_CUDA_CHECK(cudaMemcpy(host.data(), recv + off, len * sizeof(float), cudaMemcpyDefault));
-    std::atomic<std::size_t> b{0};
-    memlab::detail::host_parallel_for(len, [&](std::size_t lo, std::size_t hi) {
-      std::size_t k = 0;
-      for (std::size_t i = lo; i < hi; ++i) k += !(host[i] == expected(kind, rank, off + i, sh, n, seed));
-      b += k;
-    });
-    bad += b;
-  }
-  return bad;
-}
-#endif
-
 void nccl_body(state& s) {
-  std::string const coll = s.variant();
   std::string const why = nccl_missing();
   if (!why.empty()) s.skip(why);
 #if MEMLAB_HAVE_NCCL
+  collective const kind = collective_of(s.variant());
   auto const bytes = static_cast<std::size_t>(s.get_int("bytes"));
   MEMLAB_EXPECTS(bytes % 4 == 0 && bytes >= 4, "bytes must be a positive multiple of 4 (floats)");
   device_guard guard;
   nccl_world& w = nccl_all();
   int const n = static_cast<int>(w.comms.size());
-  shape const sh = link::shape_of(kind_of(coll), bytes / sizeof(float), n);
+  link::collective_shape const sh = link::shape_of(kind, bytes / sizeof(float), n);
   if (sh.part == 0)
     s.skip(std::to_string(bytes) + " bytes over " + std::to_string(n) + " ranks is less than one float per rank");
   std::vector<buffer_at<float>> send, recv;
@@ -111,51 +55,21 @@ void nccl_body(state& s) {
   }
   auto issue = [&] {
     MEMLAB_NCCL_CHECK(ncclGroupStart());
-    for (int r = 0; r < n; ++r) {
-      float const* in = send[r].data();
-      float* out = recv[r].data();
-      cudaStream_t const st = w.streams[r].get();
-      ncclComm_t const c = w.comms[r];
-      if (coll == "all_reduce") MEMLAB_NCCL_CHECK(ncclAllReduce(in, out, sh.send, ncclFloat, ncclSum, c, st));
-      else if (coll == "all_gather") MEMLAB_NCCL_CHECK(ncclAllGather(in, out, sh.part, ncclFloat, c, st));
-      else if (coll == "reduce_scatter") MEMLAB_NCCL_CHECK(ncclReduceScatter(in, out, sh.part, ncclFloat, ncclSum, c, st));
-      else if (coll == "broadcast") MEMLAB_NCCL_CHECK(ncclBroadcast(in, out, sh.send, ncclFloat, 0, c, st));
-      else if (coll == "reduce") MEMLAB_NCCL_CHECK(ncclReduce(in, out, sh.send, ncclFloat, ncclSum, 0, c, st));
-      else {
-        for (int p = 0; p < n; ++p) {
-          MEMLAB_NCCL_CHECK(ncclSend(in + static_cast<std::size_t>(p) * sh.part, sh.part, ncclFloat, p, c, st));
-          MEMLAB_NCCL_CHECK(ncclRecv(out + static_cast<std::size_t>(p) * sh.part, sh.part, ncclFloat, p, c, st));
-        }
-      }
-    }
+    for (int r = 0; r < n; ++r) issue_collective(kind, send[r].data(), recv[r].data(), sh, n, w.comms[r], w.streams[r].get());
     MEMLAB_NCCL_CHECK(ncclGroupEnd());
   };
   multi_timer timer(lanes);
   (void)timer.time(issue);  // the checked run (after the fills on the same streams)
   std::size_t bad = 0, checked = 0;
   for (int r = 0; r < n; ++r) {
-    if (coll == "reduce" && r != 0) continue;  // only the root's output is defined
-    bad += check_rank(kind_of(coll), r, recv[r].data(), sh, n, s.seed());
+    if (!output_defined(kind, r)) continue;
+    bad += check_rank(kind, r, recv[r].data(), sh, n, s.seed());
     checked += sh.recv;
   }
-  verification v;
-  v.metric = "elements differing from the host reference (exact: small integers sum exactly)";
-  v.tolerance = 0;
-  v.error = static_cast<double>(bad);
-  v.status = bad ? verdict::failed : verdict::passed;
-  v.detail = std::to_string(checked) + " elements checked";
-  s.set_verification(v);
-
-  s.add_bytes_read(static_cast<double>(std::max(sh.send, sh.recv) * sizeof(float)));
-  s.set_extra("bytes_counted", "nccl-tests' size: the larger of the send and receive buffers of one rank; "
-                               "gbps is its algorithm bandwidth");
-  s.set_extra("ranks", n);
-  s.set_extra("nccl_version", nccl_version_text());
-  s.set_extra("elements_per_rank", {{"send", sh.send}, {"recv", sh.recv}});
-  double const factor = link::bus_factor(kind_of(coll), n);
-  s.set_extra("bus_factor", factor);
+  s.set_verification(collective_verification(bad, checked));
+  describe_collective_row(s, kind, sh, n, nccl_version_text());
   time_lanes(s, timer, issue);
-  if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * s.result().bytes / (*m * 1e-3) / 1e9);
+  record_bus_gbps(s, kind, n);
   // The nccl-tests loop: 5 warm-up, then 20 back to back, host clock to every stream's end.
   auto sync_all = [&] {
     for (int r = 0; r < n; ++r) {
@@ -291,34 +205,18 @@ void allreduce_body(state& s) {
 }
 
 registrar const reg_nccl{[] {
-  experiment e;
+  experiment e = collective_declaration(nccl_sizes(), {8, std::int64_t{1} << 20, std::int64_t{64} << 20},
+                                        collective_names());
   e.id = "link.nccl";
   e.description = "NCCL all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall on every GPU: algorithm and "
                   "bus bandwidth (nccl-tests' definitions), checked against the host";
-  e.seed_ref = "";
-  e.axes = {int_axis("bytes", nccl_sizes(), {8, std::int64_t{1} << 20, std::int64_t{64} << 20}),
-            variant_axis({"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall"})};
-  e.axes[0].min_value = 4;
-  e.axes[0].max_value = std::int64_t{4} << 30;
-  e.axes[0].log_scale = true;
   e.body = nccl_body;
-  e.describe_axis("bytes", "bytes", "nccl-tests' size: the larger buffer of one rank (full sweep: -a bytes=2^3:2^32)", true);
-  e.describe_axis("variant", "", "the collective (float, sum; root 0; alltoall as grouped ncclSend/ncclRecv)");
-  e.metrics = {metrics::time(), {"gbps", "GB/s", "algorithm bandwidth: size / time"},
-               {"extra.bus_gbps", "GB/s", "bus bandwidth: algorithm bandwidth x nccl-tests' factor"},
-               metrics::vs_peer("the nccl-tests-style loop")};
-  e.headline = best_row("What bus bandwidth does NCCL reach on this machine's links?", {{"variant", {"all_reduce"}}},
-                        "extra.bus_gbps", "ratio_to_peer");
-  e.headline.higher_is_better = true;
   e.prose = {"The collectives a multi-GPU program calls, in one process over every visible GPU. Bus bandwidth "
              "(nccl-tests: all_reduce x 2(n-1)/n, all_gather, reduce_scatter and alltoall x (n-1)/n, broadcast and "
              "reduce x 1) compares them with the links' own rate. The peer is the same operation timed the way "
              "nccl-tests times it.",
              "Bus bandwidth rising with size toward the link rate (link.peer); ratio_to_peer near 1.", ""};
-  {
-    plot_spec p = line_plot("link_nccl.png", "NCCL bus bandwidth against size", "bytes", "extra.bus_gbps", {"variant"});
-    e.plots.push_back(p);
-  }
+  e.plots.push_back(line_plot("link_nccl.png", "NCCL bus bandwidth against size", "bytes", "extra.bus_gbps", {"variant"}));
   return e;
 }()};
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string_view>
 
 namespace memlab::link {
 
@@ -36,6 +37,34 @@ __host__ __device__ constexpr vec_range two_shot_slice(std::size_t vecs, int ran
 }
 
 enum class collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall };
+
+/// Every collective, in the order rows and option lists name them.
+inline constexpr collective all_collectives[] = {collective::all_reduce, collective::all_gather,
+                                                 collective::reduce_scatter, collective::broadcast,
+                                                 collective::reduce, collective::alltoall};
+
+/// The name rows and command lines use (nccl-tests' binary names without "_perf").
+constexpr char const* collective_name(collective c) {
+  switch (c) {
+    case collective::all_reduce: return "all_reduce";
+    case collective::all_gather: return "all_gather";
+    case collective::reduce_scatter: return "reduce_scatter";
+    case collective::broadcast: return "broadcast";
+    case collective::reduce: return "reduce";
+    case collective::alltoall: return "alltoall";
+  }
+  return "";
+}
+
+/// The collective called `name`; false when there is none.
+constexpr bool collective_from_name(std::string_view name, collective* out) {
+  for (collective c : all_collectives)
+    if (name == collective_name(c)) {
+      *out = c;
+      return true;
+    }
+  return false;
+}
 
 /// nccl-tests' bus-bandwidth factor (its doc/PERFORMANCE.md) at n ranks.
 constexpr double bus_factor(collective c, int n) {
