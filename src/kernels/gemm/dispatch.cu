@@ -33,6 +33,7 @@ constexpr double kLaunchUs = 2.5;       // a kernel launch in a stream of launch
 constexpr double kUnitFixedUs = 0.6;    // pipeline fill + epilogue of one tile, per wave
 constexpr int kMaxSplits = 512;         // tiles; the GEMV kernels' partials are small: up to 1024
 constexpr int kGemvMaxSmallWithTiles = 8;   // see gemm_candidates: the stream kernel's fit
+constexpr int kDotMaxBothWithTiles = 16;    // the dot kernel against tiles: both sides at most this
 // Was 1.24 (the skinny kernels' measured / modelled time on the first H200 run, when the
 // model took one block an SM as a full SM): the in-flight fill below now accounts for it.
 constexpr double kGemvModelFit = 1.0;
@@ -334,10 +335,14 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
   // tiles in the image they compete only up to 8; tile_32x64 ran at 0.84 of its model and
   // tile_64x64 at 0.99 but lost most near ties to tile_32x64.
   bool const tiles = has_cp_async_tiles(t);
-  // The dot kernel (the big operand contiguous along k) competes up to 16: with enough
-  // splits to fill the SMs it streams at the DRAM rate where a 32 x 64 tile holding a
-  // 16-wide side keeps a third of its copies useful (4096x16x4096: 0.60 of cuBLAS).
-  if (skinny_eligible(s) && (!tiles || std::min(s.m, s.n) <= kGemvMaxSmallWithTiles || skinny_is_dot(s))) {
+  // The dot kernel (the big operand contiguous along k) also competes when both sides are
+  // at most 16: 16x16x131072 on 256 splits ran at 1.64x cuBLAS (H200), where a 32 x 64
+  // tile keeps an eighth of its copies useful. With one side 16 and the other large it
+  // lost: 4096x16x4096 on gemv/s2 ran at 0.45 of cuBLAS, 1.73x its model (the 16-wide dot
+  // holds 2 blocks an SM), against 0.60 for tile_32x64/s4.
+  bool const tiny_output = std::max(s.m, s.n) <= kDotMaxBothWithTiles;
+  if (skinny_eligible(s) &&
+      (!tiles || std::min(s.m, s.n) <= kGemvMaxSmallWithTiles || (skinny_is_dot(s) && tiny_output))) {
     gemm_plan best{"gemv", 1, 1e300};
     for (int sp : split_options(s.k, gemv_k_granule, gemv_k_granule, 1024)) {
       if (sp > 1 && layout_of(s, gemm_plan{"gemv", sp, 0.0}).partials > kMaxPartialBytes) break;

@@ -222,51 +222,85 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_dot_kernel(skinny_args 
       if (lane == (r * S + i) % 32 && i < a.s_count && j0 + r < a.x_count) put(o, i, j0 + r, acc[r][i]);
 }
 
-/// The fixed-order split-K reduction. A block covers `256 / groups` consecutive outputs
-/// (coalesced: consecutive threads, consecutive columns); group g of its threads sums the
-/// g-th contiguous range of splits in index order, and group 0 adds the groups' sums in group
-/// order. A thread issues 8 loads at a time and adds them in index order.
+/// The fixed-order split-K reduction. A thread owns V consecutive outputs of a row (V = 4:
+/// 16-byte loads of every partial, when the workspace rows allow it); a block covers
+/// `256 / groups` consecutive such vectors (coalesced: consecutive threads, consecutive
+/// columns); group g of its threads sums the g-th contiguous range of splits in index order,
+/// and group 0 adds the groups' sums in group order. A thread issues B loads at a time and
+/// adds them in index order. The order of the additions does not depend on V.
+template <int V>
 __global__ void __launch_bounds__(256) splitk_reduce_kernel(float const* __restrict__ ws, long long slice,
                                                              long long ws_ld, int splits, int groups, int rows,
                                                              int cols, float alpha, float beta, float* c,
                                                              long long c_row, long long c_col, long long stride_c) {
-  __shared__ float part[256];
+  constexpr int B = V == 4 ? 4 : 8;  // 64 or 32 bytes of loads in flight a thread
+  __shared__ float part[V][256];
   long long const z = blockIdx.y;
-  long long const total = static_cast<long long>(rows) * cols;
+  long long const vcols = (cols + V - 1) / V;
+  long long const vtotal = static_cast<long long>(rows) * vcols;
   float const* const base = ws + z * splits * slice;
   float* const cz = c + z * stride_c;
   int const tid = static_cast<int>(threadIdx.x);
   int const width = 256 / groups, lane = tid % width, g = tid / width;
   int const per = (splits + groups - 1) / groups;
   int const s_begin = min(splits, g * per), s_end = min(splits, s_begin + per);
-  long long const chunks = (total + width - 1) / width;
+  long long const chunks = (vtotal + width - 1) / width;
   for (long long ch = blockIdx.x; ch < chunks; ch += gridDim.x) {  // uniform over the block
     long long const e = ch * width + lane;
-    bool const ok = e < total;
-    long long const r = ok ? e / cols : 0, col = ok ? e % cols : 0;
-    float acc = 0.f;
+    bool const ok = e < vtotal;
+    long long const r = ok ? e / vcols : 0, col = ok ? (e % vcols) * V : 0;
+    float acc[V] = {};
     if (ok) {
       float const* const p = base + r * ws_ld + col;
-      for (int s = s_begin; s < s_end; s += 8) {  // 8 loads issued, then added in index order
-        float v[8];
+      for (int s = s_begin; s < s_end; s += B) {  // B loads issued, then added in index order
+        float v[B][V];
 #pragma unroll
-        for (int q = 0; q < 8; ++q) v[q] = s + q < s_end ? __ldg(p + (s + q) * slice) : 0.f;
+        for (int q = 0; q < B; ++q) {
+          if constexpr (V == 4) {
+            float4 const x = s + q < s_end ? __ldg(reinterpret_cast<float4 const*>(p + (s + q) * slice))
+                                           : make_float4(0.f, 0.f, 0.f, 0.f);
+            v[q][0] = x.x, v[q][1] = x.y, v[q][2] = x.z, v[q][3] = x.w;
+          } else {
+            v[q][0] = s + q < s_end ? __ldg(p + (s + q) * slice) : 0.f;
+          }
+        }
 #pragma unroll
-        for (int q = 0; q < 8; ++q)
-          if (s + q < s_end) acc += v[q];
+        for (int q = 0; q < B; ++q)
+          if (s + q < s_end)
+#pragma unroll
+            for (int i = 0; i < V; ++i) acc[i] += v[q][i];
       }
     }
     if (groups > 1) {
       __syncthreads();  // the previous chunk's reads of part are done
-      part[tid] = acc;
+#pragma unroll
+      for (int i = 0; i < V; ++i) part[i][tid] = acc[i];
       __syncthreads();
       if (g != 0) continue;
-      acc = 0.f;
-      for (int q = 0; q < groups; ++q) acc += part[q * width + lane];
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        acc[i] = 0.f;
+        for (int q = 0; q < groups; ++q) acc[i] += part[i][q * width + lane];
+      }
     }
-    if (ok) {
-      float* const out = cz + r * c_row + col * c_col;
-      *out = beta == 0.f ? alpha * acc : alpha * acc + beta * *out;
+    if (!ok) continue;
+    float* const out = cz + r * c_row + col * c_col;
+    if constexpr (V == 4) {
+      if (c_col == 1 && col + 4 <= cols && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+        float4 o = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+        if (beta != 0.f) {
+          float4 const old = *reinterpret_cast<float4 const*>(out);
+          o.x += beta * old.x, o.y += beta * old.y, o.z += beta * old.z, o.w += beta * old.w;
+        }
+        *reinterpret_cast<float4*>(out) = o;
+        continue;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      if (col + i >= cols) break;
+      float* const o = out + i * c_col;
+      *o = beta == 0.f ? alpha * acc[i] : alpha * acc[i] + beta * *o;
     }
   }
 }
@@ -332,12 +366,21 @@ void launch_skinny(skinny_args const& a, bool vec, cudaStream_t st) {
 void launch_splitk_reduce(float const* ws, long long slice, long long ws_ld, int splits, int rows, int cols, int batch,
                           float alpha, float beta, float* c, long long c_row, long long c_col, long long stride_c,
                           cudaStream_t st) {
-  long long const total = static_cast<long long>(rows) * cols;
-  int const groups = splitk_reduce_groups(total * batch, splits);
-  long long const want = (total + 256 / groups - 1) / (256 / groups);
+  // 16-byte loads when every partial row starts on 16 bytes (the tile path's rows are
+  // round4(n) floats; the skinny path's are x_count floats).
+  bool const vec = ws_ld % 4 == 0 && slice % 4 == 0 && reinterpret_cast<std::uintptr_t>(ws) % 16 == 0;
+  int const v = vec ? 4 : 1;
+  long long const vtotal = static_cast<long long>(rows) * ((cols + v - 1) / v);
+  int const groups = splitk_reduce_groups(vtotal * batch, splits);
+  long long const want = (vtotal + 256 / groups - 1) / (256 / groups);
   unsigned const blocks = static_cast<unsigned>(want < 4096 ? (want > 0 ? want : 1) : 4096);
-  splitk_reduce_kernel<<<dim3(blocks, static_cast<unsigned>(batch)), 256, 0, st>>>(
-      ws, slice, ws_ld, splits, groups, rows, cols, alpha, beta, c, c_row, c_col, stride_c);
+  dim3 const grid(blocks, static_cast<unsigned>(batch));
+  if (vec)
+    splitk_reduce_kernel<4><<<grid, 256, 0, st>>>(ws, slice, ws_ld, splits, groups, rows, cols, alpha, beta, c, c_row,
+                                                  c_col, stride_c);
+  else
+    splitk_reduce_kernel<1><<<grid, 256, 0, st>>>(ws, slice, ws_ld, splits, groups, rows, cols, alpha, beta, c, c_row,
+                                                  c_col, stride_c);
   MEMLAB_CHECK_LAUNCH();
 }
 
