@@ -28,8 +28,11 @@ memlab::gemm_tc_shape shape(gemm_op a = gemm_op::n, gemm_op b = gemm_op::t, bool
   return s;
 }
 
-TEST(GemmTcSelect, HopperTakesThePersistentRung) {
-  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(shape(), target(90, true, 90)));
+TEST(GemmTcSelect, HopperTakesTheClusterRungAndThePersistentOneWhereItCannot) {
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(shape(), target(90, true, 90)));
+  auto small = target(90, true, 90);
+  small.smem_per_block_optin_bytes = 200 * 1024;  // rung 6's staging buffers do not fit
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(shape(), small));
 }
 
 TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
@@ -42,7 +45,8 @@ TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   auto small = h;
   small.smem_per_block_optin_bytes = 200 * 1024;  // the stages fit, the staging buffers do not
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), small));
-  // Until the lead flips hopper_default_rung (gemm_tc.cu), automatic keeps rung 5; m <= 128 keeps it either way.
+  // automatic takes rung 6 on sm_90a, except where m <= 128 (one M tile: a pair's second CTA would idle).
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(shape(), h));
   auto decode = shape();
   decode.m = 128;
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));

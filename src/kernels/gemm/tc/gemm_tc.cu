@@ -94,10 +94,10 @@ void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t row
 
 namespace {
 
-/// The rung `automatic` takes on sm_90a. Rung 5 until the lead's measurements say the cluster
-/// rung wins; flip to gemm_tc_rung::cluster to make rung 6 the default (gemm_tc_select then
-/// still keeps rung 5 where a pair would idle half its CTAs: m <= 128).
-constexpr gemm_tc_rung hopper_default_rung = gemm_tc_rung::persistent;
+/// The rung `automatic` takes on sm_90a: rung 6, which beat rung 5 in the same run on 15 of
+/// the 16 measured H200 rows (BF16 8192^3 1.357 against 1.672 ms; docs/tc-gemm.md, "Rung 6:
+/// measured"). gemm_tc_select keeps rung 5 where a pair would idle half its CTAs (m <= 128).
+constexpr gemm_tc_rung hopper_default_rung = gemm_tc_rung::cluster;
 
 constexpr int last_rung = 6;
 char const* const rung_names[] = {"automatic",        "wmma",       "mma_sync", "tma_wgmma",
@@ -247,8 +247,8 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
 }
 
 gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
-  // On sm_90a hopper_default_rung (rung 5, or rung 6 once flipped: then only where m > 128, so
-  // that both CTAs of a pair have a tile); below sm_90a the mma.sync pipeline; wmma takes the
+  // On sm_90a hopper_default_rung (rung 6, only where m > 128, so that both CTAs of a pair
+  // have a tile; rung 5 otherwise); below sm_90a the mma.sync pipeline; wmma takes the
   // layouts and alignments the others cannot.
   gemm_tc_rung const hopper =
       hopper_default_rung == gemm_tc_rung::cluster && s.m <= 128 ? gemm_tc_rung::persistent : hopper_default_rung;
