@@ -697,7 +697,7 @@ registrar const bandwidth{[] {
   e.id = "hierarchy.bandwidth";
   e.description = "every SM streaming 16-byte loads: bandwidth vs footprint (L1, L2, device memory)";
   e.seed_ref = "004 §5.1, 000 §9.2";
-  e.axes = {variant_axis(bandwidth_variants, {"shared_ld_global", "partitioned_ld_cg", "grid_stride_nc_x8"}),
+  e.axes = {variant_axis(bandwidth_variants, {"shared_ld_global", "partitioned_ld_cg", "grid_stride_cg_x8"}),
             pow2_axis("footprint", 14, 32, 16, 28)};
   e.body = bandwidth_body;
   e.ceiling = ceiling_relation::peer;
