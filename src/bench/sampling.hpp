@@ -10,10 +10,10 @@ namespace memlab::bench {
 
 struct timing_options {
   bool cold = true;          ///< flush L2 before every sample
-  /// How the flush evicts L2: "write" memsets a 2 x L2 buffer (L2 is left full of dirty
-  /// lines, whose write-back the timed launch then pays); "read" reads it (clean lines,
-  /// evicted for free). docs/timing.md, "The flush".
-  std::string flush = "write";
+  /// How the flush evicts L2: "read" (the default) reads a 2 x L2 buffer (clean lines,
+  /// evicted for free); "write" memsets it (L2 is left full of dirty lines, whose write-back
+  /// the timed launch then pays: nvbench's way). docs/timing.md, "The flush".
+  std::string flush = "read";
   double max_noise = 0.01;   ///< stop once the relative standard deviation is below this
   double min_time_s = 0.02;  ///< at least this much sampled time ...
   int min_samples = 10;      ///< ... and at least this many samples

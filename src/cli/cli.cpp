@@ -174,8 +174,8 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   run_cmd->add_flag("--discard-throttled", ro.timing.discard_throttled,
                     "Retake rows whose samples NVML saw throttled for power or heat (3 times at most, then keep them flagged)");
   run_cmd->add_option("--flush", ro.timing.flush,
-                      "How a cold sample evicts L2: write (memset a 2 x L2 buffer) or read (read it: no dirty lines left)")
-      ->check(CLI::IsMember({"write", "read"}))
+                      "How a cold sample evicts L2: read (read a 2 x L2 buffer: no dirty lines left) or write (memset it, as nvbench does)")
+      ->check(CLI::IsMember({"read", "write"}))
       ->capture_default_str();
   run_cmd->add_flag("--persistence-check", ro.persistence_check,
                     "Warn when another process is on the GPU or the SM clock under load is below its max (the run goes on)");

@@ -141,6 +141,13 @@ void write_header(std::ostream& md, compare_options const& opt, indexed const& a
   if (gpu_a != gpu_b)
     md << "> ⚠ **Different GPUs** (" << cell(gpu_a) << " → " << cell(gpu_b)
        << "): the ratios compare the hardware as well as the code.\n\n";
+  // Records before `timing.flush` flushed by writing (docs/timing.md, "The flush").
+  std::string const flush_a = str(obj(a.rec, "timing"), "flush", "write"),
+                    flush_b = str(obj(b.rec, "timing"), "flush", "write");
+  if (flush_a != flush_b)
+    md << "> ⚠ **Different L2 flushes** (" << cell(flush_a) << " → " << cell(flush_b)
+       << "): cold rows start from different cache states (a write flush leaves dirty lines whose "
+          "write-back the timed launch pays; short bandwidth rows differ by up to ~7%).\n\n";
   for (auto const* x : {&a, &b})
     if (x->duplicates > 0)
       md << "> " << (x == &a ? "A" : "B") << " repeats " << x->duplicates

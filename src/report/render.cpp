@@ -57,7 +57,9 @@ void timing_row(std::ostream& md, json const& rec) {
   if (t.empty()) return;
   std::string s;
   if (t.contains("cold") && t["cold"].is_boolean())
-    s += t["cold"].get<bool>() ? "cold (L2 flushed before every sample)" : "hot (back to back)";
+    s += t["cold"].get<bool>() ? "cold (L2 flushed by " + std::string(str(t, "flush", "write") == "read" ? "reading" : "writing") +
+                                     " a 2 x L2 buffer before every sample)"
+                               : "hot (back to back)";
   if (auto n = num(t, "max_noise")) s += (s.empty() ? "" : " · ") + std::string("noise bound ") + pct(*n);
   // Records before the noise estimator (format 1 without noise_estimator) report stdev / mean.
   std::string const noise = t.contains("noise_estimator")

@@ -149,6 +149,22 @@ TEST(Compare, DifferentGpusAreLabelled) {
   EXPECT_NE(verdict_of(same.out).find("same"), std::string::npos) << same.out;
 }
 
+TEST(Compare, DifferentL2FlushesAreLabelled) {
+  scratch_dir d;
+  auto with_flush = [](json r, char const* flush) {
+    r["timing"] = {{"cold", true}, {"flush", flush}};
+    return r;
+  };
+  json const rows = {timed_row("v", {{"n", 1}}, 1.0, 0.01)};
+  auto r = run_compare(d, with_flush(record("G", rows), "write"), with_flush(record("G", rows), "read"));
+  EXPECT_NE(r.out.find("Different L2 flushes** (write → read)"), std::string::npos) << r.out;
+  // A record from before `timing.flush` flushed by writing.
+  auto old = run_compare(d, record("G", rows), with_flush(record("G", rows), "write"));
+  EXPECT_EQ(old.out.find("Different L2 flushes"), std::string::npos) << old.out;
+  auto old_vs_read = run_compare(d, record("G", rows), with_flush(record("G", rows), "read"));
+  EXPECT_NE(old_vs_read.out.find("Different L2 flushes"), std::string::npos) << old_vs_read.out;
+}
+
 TEST(Compare, NewlyFailingVerificationIsARegression) {
   scratch_dir d;
   auto r = run_compare(d, record("G", {timed_row("v", {{"n", 1}}, 1.0, 0.01)}),
