@@ -30,6 +30,16 @@ __global__ void spin(long long cycles, int* sink) {
   if (threadIdx.x == 0 && sink) *sink = 1;
 }
 
+/// Spins for about `ns` nanoseconds of the global timer: a kernel of a fixed length whatever
+/// the SM clock does (a clock64 spin's time follows the clock).
+__global__ void spin_ns(unsigned long long ns) {
+  unsigned long long t0 = 0, t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 timing_options fast_policy() {
   timing_options t;
   t.min_time_s = 0.005;
@@ -132,7 +142,9 @@ TEST(CoreTiming, ANoiseFloorRaisesTheReportedNoiseAndSaysWhy) {
   experiment e;
   e.id = "test.floor";
   state s(ctx, e, {});
-  s.exec([&](cudaStream_t st) { spin<<<1, 32, 0, st>>>(cycles_for_us(100.0), nullptr); });
+  // 100 us of the global timer: a clock64 spin of the same length read 15.6% noise on an H200
+  // whose clock moved during the samples.
+  s.exec([&](cudaStream_t st) { spin_ns<<<1, 32, 0, st>>>(100000ull); });
   ASSERT_TRUE(s.result().noise.has_value());
   EXPECT_LT(*s.result().noise, 0.15) << "a fixed spin is steadier than the floor set next";
   s.set_noise_floor(0.15, "because");
