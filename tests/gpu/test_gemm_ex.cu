@@ -158,7 +158,7 @@ struct device_problem {
 std::vector<std::string> plans_for(memlab::gemm_shape const& s, memlab::gemm_target const& t, std::string* skipped) {
   std::vector<std::string> out{""};
   std::vector<std::string> names;
-  for (char const* tile : {"tile_128x256", "tile_128x128", "tile_64x128", "tile_64x64", "tile_32x64"}) {
+  for (char const* tile : {"tile_128x256", "tile_128x128", "tile_64x128", "tile_64x64", "tile_32x64", "tile_64x16"}) {
     names.emplace_back(tile);
     names.emplace_back(std::string(tile) + "/s3");
   }

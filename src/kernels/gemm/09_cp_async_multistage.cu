@@ -487,6 +487,9 @@ std::vector<tile_info> const& tile_table() {
       {tile_kind::t64x128, "tile_64x128", 64, 128, 8, cfg_64x128::threads, cfg_64x128::min_blocks, cfg_64x128::smem_bytes, 0.64, cfg_64x128::stages},
       {tile_kind::t64x64, "tile_64x64", 64, 64, 8, cfg_64x64::threads, cfg_64x64::min_blocks, cfg_64x64::smem_bytes, 0.58, cfg_64x64::stages},
       {tile_kind::t32x64, "tile_32x64", 32, 64, 8, cfg_32x64::threads, cfg_32x64::min_blocks, cfg_32x64::smem_bytes, 0.45, cfg_32x64::stages},
+      // A guess (2 LDS.128 per 16 FFMA, like tile_32x64's lanes): it runs memory-bound where
+      // it is picked.
+      {tile_kind::t64x16, "tile_64x16", 64, 16, 16, cfg_64x16::threads, cfg_64x16::min_blocks, cfg_64x16::smem_bytes, 0.40, cfg_64x16::stages},
   };
   return t;
 }
@@ -504,6 +507,7 @@ void launch_tiled(tile_kind t, problem const& p, tiled_args const& args, cudaStr
     case tile_kind::t64x128: return launch_tiled_cfg<cfg_64x128, false>(p, args, s);
     case tile_kind::t64x64: return launch_tiled_cfg<cfg_64x64, false>(p, args, s);
     case tile_kind::t32x64: return launch_tiled_cfg<cfg_32x64, false>(p, args, s);
+    case tile_kind::t64x16: return launch_tiled_cfg<cfg_64x16, false>(p, args, s);
   }
 }
 

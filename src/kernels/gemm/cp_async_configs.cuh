@@ -17,6 +17,10 @@ using cfg_256x128 = warp_tile_config<256, 128, 8, 64, 64, 3, 1>;          // 256
 // The dispatcher's small and skinny tiles (general path only: split K, batches).
 using cfg_64x128 = warp_tile_config<64, 128, 8, 32, 64, 4, 2>;  // 128 thr, 4x16 per lane, 25 KB
 using cfg_32x64 = warp_tile_config<32, 64, 8, 32, 32, 4, 6>;    // 64 thr, 4x8 per lane, 13 KB
+// Outputs at most 16 wide against a large m (4096x16x4096): every column of the tile is
+// useful, where tile_32x64 loads A for 64 columns and keeps 16. BK = 16 so that B's slice
+// is one 16-byte copy a thread; A's 16 k values of a warp hit banks 4k + m (2-way).
+using cfg_64x16 = warp_tile_config<64, 16, 16, 32, 16, 4, 8>;   // 64 thr, 4x4 per lane, 21 KB
 // The remainder strips (a few rows or columns, full k): small 32x32 tiles for many blocks
 // and BK = 32 so each block keeps 3 x 8 KB of copies in flight. The first version used the
 // 64x64x8 kernel: 65 blocks each walking k in steps of 8 took ~0.35 ms per strip, latency-bound.

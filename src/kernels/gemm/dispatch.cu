@@ -354,6 +354,10 @@ std::vector<gemm_plan> gemm_candidates(gemm_shape const& s, gemm_target const& t
   if (tiles) {
     for (auto const& ti : tile_table()) {
       if (static_cast<std::size_t>(ti.smem_bytes) > t.smem_per_block_optin_bytes) continue;
+      // Made for outputs 9-16 wide against a large m: on the H200 tile_64x16/s8 ran
+      // 4096x16x4096 in 38.6 us (1.055x cuBLAS; tile_32x64/s4 82.5 us), but 4096x8x4096 in
+      // 40.9 us against 32.7 for the dot kernel (gemv/s3), which the model ranked the other way.
+      if (ti.kind == tile_kind::t64x16 && (s.n > 16 || s.n <= kGemvMaxSmallWithTiles)) continue;
       gemm_plan best{ti.name, 1, 1e300};
       double const fit = tile_fit(ti);
       for (int sp : split_options(s.k, ti.bk, kMinChunk, kMaxSplits)) {

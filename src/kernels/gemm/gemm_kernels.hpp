@@ -98,7 +98,7 @@ cudaFuncAttributes attributes_cp_async_128x128_w64x64_db(bool);
 
 // ---- the dispatcher's kernels (general.cu): split K, batches, skinny shapes ----------------
 /// The cp.async warp-tiled configurations the dispatcher chooses among.
-enum class tile_kind { t128x256, t128x128, t64x128, t64x64, t32x64 };
+enum class tile_kind { t128x256, t128x128, t64x128, t64x64, t32x64, t64x16 };
 struct tile_info {
   tile_kind kind;
   char const* name;  ///< plan kernel name, "tile_128x256"
