@@ -65,15 +65,6 @@ std::int64_t parse_int(std::string const& token, axis const& ax) {
   return v;
 }
 
-std::vector<std::string> split(std::string const& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream is(s);
-  while (std::getline(is, cur, sep)) out.push_back(cur);
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
-
 void check_bounds(axis const& ax, std::int64_t v, std::string const& token) {
   if (!ax.allowed.empty() && std::find(ax.allowed.begin(), ax.allowed.end(), param_value{v}) == ax.allowed.end()) {
     std::string choices;
@@ -89,7 +80,7 @@ void check_bounds(axis const& ax, std::int64_t v, std::string const& token) {
 
 /// One item of an integer axis: a value, lo:hi[:step], or 2^lo:2^hi (doubling); appended to `out`.
 void parse_integer_item(axis const& ax, std::string const& item, std::vector<param_value>& out) {
-  auto const parts = split(item, ':');
+  auto const parts = split_fields(item, ':');
   if (parts.size() == 1) {
     auto v = parse_int(item, ax);
     check_bounds(ax, v, item);
@@ -143,9 +134,18 @@ std::string parse_string_item(axis const& ax, std::string const& item) {
 
 }  // namespace
 
+std::vector<std::string> split_fields(std::string const& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream is(s);
+  while (std::getline(is, cur, sep)) out.push_back(cur);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
 std::vector<param_value> parse_axis_values(axis const& ax, std::string const& text) {
   std::vector<param_value> out;
-  for (std::string const& item : split(text, ',')) {
+  for (std::string const& item : split_fields(text, ',')) {
     if (item.empty()) throw usage_error("empty value in '" + text + "' for axis '" + ax.name + "'");
     switch (ax.kind) {
       case axis_kind::integer: parse_integer_item(ax, item, out); break;

@@ -29,6 +29,9 @@ struct axis_override {
 axis_override parse_axis_override(std::string const& text);
 /// Expands the values text for `ax`; throws usage_error naming the bad value.
 std::vector<param_value> parse_axis_values(axis const& ax, std::string const& text);
+/// `s` cut at every `sep`, empty fields kept ("a,,b," -> "a", "", "b", ""): the list syntax of
+/// axis values and of memlab-mpi's options, whose parsers report empty items.
+std::vector<std::string> split_fields(std::string const& s, char sep);
 
 /// Every point of `exp`'s axes (cartesian product, first axis slowest), with the
 /// overrides applied. Throws usage_error for an override naming an axis `exp` lacks.

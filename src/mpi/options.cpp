@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
+
+#include <CLI/CLI.hpp>
 
 #include "bench/experiment.hpp"  // usage_error
+#include "bench/runner.hpp"      // split_fields
 
 namespace memlab::mpi {
 
@@ -13,15 +15,6 @@ using bench::usage_error;
 namespace {
 
 constexpr std::int64_t max_bytes = std::int64_t{4} << 30;  // link.nccl's axis bound
-
-std::vector<std::string> split(std::string const& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream is(s);
-  while (std::getline(is, cur, sep)) out.push_back(cur);
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
 
 std::string collective_list() {
   std::string out;
@@ -68,9 +61,9 @@ std::int64_t parse_size(std::string const& text) {
 std::vector<std::int64_t> parse_bytes(std::string const& text) {
   if (text.empty()) throw usage_error("--bytes: no size given");
   std::vector<std::int64_t> out;
-  for (std::string const& item : split(text, ',')) {
+  for (std::string const& item : bench::split_fields(text, ',')) {
     if (item.empty()) throw usage_error("--bytes: empty item in '" + text + "'");
-    auto const parts = split(item, ':');
+    auto const parts = bench::split_fields(item, ':');
     if (parts.size() == 1) {
       std::int64_t const v = parse_size(item);
       check_size(v, item);
@@ -100,7 +93,7 @@ std::vector<std::int64_t> parse_bytes(std::string const& text) {
 
 std::vector<link::collective> parse_collectives(std::string const& text) {
   std::vector<link::collective> out;
-  for (std::string const& name : split(text, ',')) {
+  for (std::string const& name : bench::split_fields(text, ',')) {
     if (name == "all") {
       for (link::collective c : link::all_collectives)
         if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
@@ -117,50 +110,28 @@ std::vector<link::collective> parse_collectives(std::string const& text) {
 
 options parse_options(std::vector<std::string> const& args) {
   options o;
-  bool collectives_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::string value;
-    bool has_value = false;
-    if (arg.rfind("--", 0) == 0) {
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-        has_value = true;
-      }
-    }
-    auto take = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= args.size()) throw usage_error("option " + arg + " needs a value");
-      return args[++i];
-    };
-    auto no_value = [&] {
-      if (has_value) throw usage_error("option " + arg + " takes no value");
-    };
-    if (arg == "-h" || arg == "--help") {
-      no_value();
-      o.help = true;
-    } else if (arg == "-c" || arg == "--collectives") {
-      o.collectives = parse_collectives(take());
-      collectives_given = true;
-    } else if (arg == "-b" || arg == "--bytes") {
-      o.bytes = parse_bytes(take());
-    } else if (arg == "-o" || arg == "--output") {
-      o.output_dir = take();
-      if (o.output_dir.empty()) throw usage_error("option " + arg + " needs a folder");
-    } else if (arg == "--allow-shared-gpu") {
-      no_value();
-      o.allow_shared_gpu = true;
-    } else if (arg == "--seed") {
-      std::string const v = take();
-      if (v.empty() || v.size() > 19 || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
-        throw usage_error("--seed: '" + v + "' is not a non-negative integer");
-      o.seed = std::stoull(v);
-    } else {
-      throw usage_error("unknown argument '" + args[i] + "' (memlab-mpi --help)");
-    }
+  std::string collectives = "all", bytes;
+  CLI::App app{"memlab-mpi", "memlab-mpi"};
+  app.set_help_flag();  // -h is an ordinary flag: every rank prints usage_text() and exits 0
+  app.add_flag("-h,--help", o.help);
+  app.add_option("-c,--collectives", collectives);
+  app.add_option("-b,--bytes", bytes);
+  app.add_option("-o,--output", o.output_dir)->check([](std::string const& v) {
+    return v.empty() ? std::string("needs a folder") : std::string();
+  });
+  app.add_flag("--allow-shared-gpu", o.allow_shared_gpu)->disable_flag_override();
+  app.add_option("--seed", o.seed)->check([](std::string const& v) {
+    bool const digits = !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); });
+    return digits ? std::string() : "'" + v + "' is not a non-negative integer";
+  });
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (CLI::ParseError const& e) {
+    throw usage_error(std::string(e.what()) + " (memlab-mpi --help)");
   }
-  if (!collectives_given) o.collectives.assign(std::begin(link::all_collectives), std::end(link::all_collectives));
+  o.collectives = parse_collectives(collectives);
+  if (app.count("--bytes") > 0) o.bytes = parse_bytes(bytes);
   return o;
 }
 
