@@ -8,6 +8,7 @@
 
 #include "bench/affinity.hpp"
 #include "bench/image.hpp"
+#include "bench/record.hpp"  // timing_options <-> JSON
 #include "memlab/error.hpp"
 
 namespace memlab::bench {
@@ -18,21 +19,10 @@ nlohmann::json to_json(run_plan const& p) {
   nlohmann::json overrides = nlohmann::json::array();
   for (auto const& o : p.overrides) overrides.push_back({{"experiment", o.experiment}, {"axis", o.axis}, {"values", o.values}});
   auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  auto const& t = p.timing;
   return {{"device", p.device},
           {"experiments", p.experiments},
           {"overrides", overrides},
-          {"timing",
-           {{"cold", t.cold},
-            {"max_noise", t.max_noise},
-            {"min_time_s", t.min_time_s},
-            {"min_samples", t.min_samples},
-            {"max_samples", t.max_samples},
-            {"timeout_s", t.timeout_s},
-            {"warmup", t.warmup},
-            {"profile", t.profile},
-            {"discard_throttled", t.discard_throttled},
-            {"flush", t.flush}}},
+          {"timing", p.timing},
           {"quick", p.quick},
           {"seed", p.seed},
           {"ceiling_gbps", opt(p.ceiling_gbps)},
@@ -52,17 +42,7 @@ run_plan plan_from_json(nlohmann::json const& j) {
   for (auto const& o : j.at("overrides"))
     p.overrides.push_back({o.at("experiment").get<std::string>(), o.at("axis").get<std::string>(),
                            o.at("values").get<std::string>()});
-  auto const& t = j.at("timing");
-  p.timing.cold = t.at("cold").get<bool>();
-  p.timing.max_noise = t.at("max_noise").get<double>();
-  p.timing.min_time_s = t.at("min_time_s").get<double>();
-  p.timing.min_samples = t.at("min_samples").get<int>();
-  p.timing.max_samples = t.at("max_samples").get<int>();
-  p.timing.timeout_s = t.at("timeout_s").get<double>();
-  p.timing.warmup = t.at("warmup").get<int>();
-  p.timing.profile = t.at("profile").get<bool>();
-  p.timing.discard_throttled = t.at("discard_throttled").get<bool>();
-  p.timing.flush = t.at("flush").get<std::string>();
+  p.timing = j.at("timing").get<timing_options>();
   p.quick = j.at("quick").get<bool>();
   p.seed = j.at("seed").get<std::uint64_t>();
   if (!j.at("ceiling_gbps").is_null()) p.ceiling_gbps = j["ceiling_gbps"].get<double>();

@@ -49,22 +49,15 @@ nlohmann::json build_json() {
 }
 
 nlohmann::json timing_policy_json(timing_options const& t, bool quick, std::uint64_t seed) {
-  return {{"cold", t.cold},
-          {"max_noise", t.max_noise},
-          {"min_time_s", t.min_time_s},
-          {"min_samples", t.min_samples},
-          {"max_samples", t.max_samples},
-          {"timeout_s", t.timeout_s},
-          {"warmup", t.warmup},
-          {"profile", t.profile},
-          {"quick", quick},
-          {"seed", seed},
-          {"discard_throttled", t.discard_throttled},
-          {"flush", t.flush},
-          {"stop_rule", stop_rule_text},
-          {"noise_estimator", "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
-          {"batch_below_ms", batch_below_ms},
-          {"batch_target_ms", batch_target_ms}};
+  nlohmann::json j = t;
+  j.update({{"quick", quick},
+            {"seed", seed},
+            {"stop_rule", stop_rule_text},
+            {"noise_estimator",
+             "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
+            {"batch_below_ms", batch_below_ms},
+            {"batch_target_ms", batch_target_ms}});
+  return j;
 }
 
 std::string utc_now_iso() {

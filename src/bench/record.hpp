@@ -23,6 +23,10 @@ nlohmann::json declaration_json(experiment const& e);
 
 /// The record's `build`: the architectures this binary was compiled for and the nvcc version.
 nlohmann::json build_json();
+/// timing_options as JSON, every field under its own name (the worker's plan carries it; the
+/// record's `timing` extends it).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(timing_options, cold, flush, max_noise, min_time_s, min_samples, max_samples,
+                                   timeout_s, warmup, profile, discard_throttled)
 /// The record's `timing`: the sampling policy in force (docs/RECORD.md).
 nlohmann::json timing_policy_json(timing_options const& t, bool quick, std::uint64_t seed);
 /// Now, UTC, ISO 8601 (the record's `started` and `finished`).

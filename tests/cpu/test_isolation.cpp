@@ -100,6 +100,9 @@ TEST(RunPlan, RoundTripsThroughJson) {
   p.overrides = {{"reduce.sum", "n", "2^10:2^12"}};
   p.timing.cold = false;
   p.timing.max_noise = 0.03;
+  p.timing.flush = "write";
+  p.timing.discard_throttled = true;
+  p.timing.warmup = 3;
   p.quick = true;
   p.seed = 42;
   p.ceiling_gbps = 4100.0;
@@ -113,6 +116,9 @@ TEST(RunPlan, RoundTripsThroughJson) {
   EXPECT_EQ(q.overrides[0].values, "2^10:2^12");
   EXPECT_FALSE(q.timing.cold);
   EXPECT_DOUBLE_EQ(q.timing.max_noise, 0.03);
+  EXPECT_EQ(q.timing.flush, "write");
+  EXPECT_TRUE(q.timing.discard_throttled);
+  EXPECT_EQ(q.timing.warmup, 3);
   EXPECT_TRUE(q.quick);
   EXPECT_EQ(q.seed, 42u);
   EXPECT_EQ(*q.ceiling_gbps, 4100.0);
