@@ -22,11 +22,8 @@ __global__ void read_flush_kernel(uint4 const* __restrict__ in, std::size_t n, i
 
 }  // namespace
 
-void flush_l2_by_reading(void const* buffer, std::size_t bytes, int* sink, cudaStream_t stream) {
-  int device = 0, sms = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&device));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  read_flush_kernel<<<4 * sms, 256, 0, stream>>>(static_cast<uint4 const*>(buffer), bytes / sizeof(uint4), sink);
+void flush_l2_by_reading(void const* buffer, std::size_t bytes, int* sink, int sms, cudaStream_t stream) {
+  read_flush_kernel<<<4 * (sms > 0 ? sms : 1), 256, 0, stream>>>(static_cast<uint4 const*>(buffer), bytes / sizeof(uint4), sink);
   MEMLAB_CHECK_LAUNCH();
 }
 

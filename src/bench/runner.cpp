@@ -274,7 +274,7 @@ run_context::run_context(device_info dev, timing_options timing, bool quick, std
 
 void run_context::flush_l2(cudaStream_t s) {
   if (timing_.flush == "read") {
-    flush_l2_by_reading(flush_.data(), flush_.size(), flush_sink_.data(), s);
+    flush_l2_by_reading(flush_.data(), flush_.size(), flush_sink_.data(), device_.sm_count, s);
   } else {
     flush_.fill_bytes(0, s);
   }

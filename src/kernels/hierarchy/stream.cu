@@ -29,6 +29,7 @@
 #include "kernels/hierarchy/stream_walk.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
+#include "memlab/device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::hierarchy {
@@ -317,13 +318,6 @@ CUtensorMap encode_tensor_map(std::uint32_t const* data, std::size_t bytes, std:
   return map;
 }
 
-int device_sms() {
-  int dev = 0, sms = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
-
 int block_threads(copy_method m) {
   return m == copy_method::bulk || m == copy_method::tma ? ring_threads : threads;
 }
@@ -399,7 +393,7 @@ std::size_t stream_smem_bytes(stream_plan const& plan) {
 }
 
 int stream_blocks(stream_plan const& plan) {
-  return plan.blocks > 0 ? plan.blocks : device_sms() * std::max(plan.ctas_per_sm, 1);
+  return plan.blocks > 0 ? plan.blocks : current_device_sm_count() * std::max(plan.ctas_per_sm, 1);
 }
 
 namespace {
