@@ -119,7 +119,7 @@ struct gemm_shape {
 /// One way to run a shape: a kernel, its split of K, and the model's time for it.
 struct gemm_plan {
   /// tile_128x256 | tile_128x128 | tile_64x128 | tile_64x64 | tile_32x64 | tile_64x16: the
-  /// cp.async warp-tiled kernels (sm_80+; the dispatcher offers tile_64x16 for n = 9-16); gemv_stream | gemv_dot: m or n <= 16, memory-bound
+  /// cp.async warp-tiled kernels (sm_80+; tile_64x16 for outputs about 16 wide); gemv_stream | gemv_dot: m or n <= 16, memory-bound
   /// (gemv_*_v4: 16-byte vectors forced); or a ladder variant name (one kernel per batch).
   std::string kernel;
   int splits = 1;              ///< K split this many ways, partials reduced in a fixed order
