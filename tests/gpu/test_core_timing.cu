@@ -3,9 +3,6 @@
 // launch floor. Run by the GPU job; skips without a device.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <vector>
-
 #include "bench/runner.hpp"
 #include "bench/state.hpp"
 #include "gpu_test.hpp"
@@ -54,31 +51,6 @@ long long cycles_for_us(double us) {
   return static_cast<long long>(us * 1e-3 * khz);
 }
 
-/// Cycles of `spin` that take about `us` at the clock the SM runs at now (an idle GPU starts
-/// well below its maximum): a 20 ms spin first brings it to its working clock, then a 100 us
-/// spin is timed alone with events (median of 5).
-long long cycles_for_measured_us(double us) {
-  long long const probe = cycles_for_us(100.0);
-  spin<<<1, 32>>>(cycles_for_us(20000.0), nullptr);
-  cudaEvent_t a = nullptr, b = nullptr;
-  MEMLAB_CUDA_CHECK(cudaEventCreate(&a));
-  MEMLAB_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<float> ms;
-  for (int i = 0; i < 5; ++i) {
-    MEMLAB_CUDA_CHECK(cudaEventRecord(a));
-    spin<<<1, 32>>>(probe, nullptr);
-    MEMLAB_CUDA_CHECK(cudaEventRecord(b));
-    MEMLAB_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0.f;
-    MEMLAB_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  MEMLAB_CUDA_CHECK(cudaEventDestroy(a));
-  MEMLAB_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return static_cast<long long>(us * probe / (1e3 * ms[2]));
-}
-
 TEST(CoreTiming, ShortKernelsAreTimedAsAGraphOfLaunches) {
   MEMLAB_REQUIRE_GPU();
   MEMLAB_SKIP_UNDER_SANITIZER();
@@ -119,10 +91,10 @@ TEST(CoreTiming, BatchedLaunchesNearTheThresholdAreAlsoTimedAlone) {
   MEMLAB_REQUIRE_GPU();
   MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
-  // A 37 us spin at the clock measured just before: batched (under 50 us) but in the gray band
-  // (at least 25 us), so a run whose probe lands above 50 us has a like-for-like timing to meet.
-  long long const c37 = cycles_for_measured_us(37.0);
-  measurement const m = ctx.measure([&](cudaStream_t s) { spin<<<1, 32, 0, s>>>(c37, nullptr); });
+  // 37 us of the global timer (a clock64 spin's length follows the SM clock, and an idle GPU
+  // starts below its maximum): batched (under 50 us) but in the gray band (at least 25 us), so a
+  // run whose probe lands above 50 us has a like-for-like timing to meet.
+  measurement const m = ctx.measure([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(37000ull); });
   ASSERT_GT(m.batch, 1);
   ASSERT_TRUE(m.cold_events.has_value());
   EXPECT_GT(m.cold_events->summary.samples, 0);
