@@ -195,6 +195,15 @@ TEST(GemmDispatch, SkinnyShapesTakeTheGemvKernels) {
   EXPECT_GT(memlab::gemm_select(shape(1, 4096, 4096), h100).splits, 1);
 }
 
+TEST(GemmDispatch, TinySquaresTakeTheSmallestTileWhole) {
+  // 128x128x128 on the H100: tile_64x16 whole (16 blocks) 3.9 us, tile_32x64 whole 5.8,
+  // tile_32x64/s2 6.6 (its reduce is a second launch), cuBLAS 4.6. Its fit scales only its
+  // DRAM time: a whole-model fit priced the 8-step k loop at 11.5 us.
+  auto const p = memlab::gemm_select(shape(128, 128, 128), h100);
+  EXPECT_EQ(p.name(), "tile_64x16");
+  EXPECT_EQ(memlab::gemm_select(shape(256, 256, 16), h100).splits, 1);
+}
+
 TEST(GemmDispatch, SplitCountsAreTheOnesTheChunksGive) {
   // k = 11008 in chunks of 128: the chosen count must reproduce its own chunk.
   for (auto const& s : {shape(1, 4096, 11008), shape(256, 256, 11008), shape(128, 128, 131072)})
