@@ -15,7 +15,8 @@ TEST(HierarchyChase, EveryPathEndsWhereTheHostSays) {
   MEMLAB_REQUIRE_GPU();
   for (std::size_t stride_words : {std::size_t{1}, std::size_t{32}, std::size_t{1024}}) {
     std::size_t const slots = 1000;
-    auto const next = mh::random_cycle(slots, 7 + stride_words);
+    // The sequential cycle at the last stride (the published P-chase's order).
+    auto const next = stride_words == 1024 ? mh::sequential_cycle(slots) : mh::random_cycle(slots, 7 + stride_words);
     memlab::device_buffer<std::uint32_t> chain(slots * stride_words);
     chain.fill_bytes(0xFF);  // a word the chain should never read leads far out of bounds
     mh::write_chain(chain.data(), next, stride_words, nullptr);
@@ -39,6 +40,12 @@ TEST(HierarchyChase, RandomCycleVisitsEverySlotOnce) {
   }
   EXPECT_EQ(s, 0u) << "back at the start after exactly n steps";
   for (int c : seen) ASSERT_EQ(c, 1);
+}
+
+TEST(HierarchyChase, SequentialCycleStepsOneSlotAndWraps) {
+  auto const next = mh::sequential_cycle(5);
+  EXPECT_EQ(next, (std::vector<std::uint32_t>{1, 2, 3, 4, 0}));
+  EXPECT_EQ(mh::follow(next, 3, 7), 0u);
 }
 
 TEST(HierarchyOnChip, EveryChainGivesTheHostsValue) {

@@ -40,6 +40,13 @@ std::vector<std::uint32_t> random_cycle(std::size_t slots, std::uint64_t seed) {
   return next;
 }
 
+std::vector<std::uint32_t> sequential_cycle(std::size_t slots) {
+  MEMLAB_EXPECTS(slots >= 1 && slots <= (std::size_t{1} << 32), "slots must be in [1, 2^32]");
+  std::vector<std::uint32_t> next(slots);
+  for (std::size_t i = 0; i < slots; ++i) next[i] = static_cast<std::uint32_t>((i + 1) % slots);
+  return next;
+}
+
 std::uint32_t follow(std::vector<std::uint32_t> const& next, std::uint32_t start, std::uint64_t loads) {
   std::uint32_t s = start;
   for (std::uint64_t i = 0; i < loads; ++i) s = next[s];

@@ -23,6 +23,10 @@ load_path parse_load_path(std::string const& name);  ///< "ld.global", "ld.globa
 /// s, and following next from any slot visits every slot before returning.
 std::vector<std::uint32_t> random_cycle(std::size_t slots, std::uint64_t seed);
 
+/// The fixed-stride cycle of the classic P-chase (Mei and Chu): next[s] = s + 1, wrapping.
+/// Consecutive loads fall in the same DRAM page, which the random cycle avoids.
+std::vector<std::uint32_t> sequential_cycle(std::size_t slots);
+
 /// Where the chain starts and ends after `loads` steps from `start` (host reference).
 std::uint32_t follow(std::vector<std::uint32_t> const& next, std::uint32_t start, std::uint64_t loads);
 

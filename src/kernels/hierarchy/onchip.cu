@@ -45,7 +45,9 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
 #pragma unroll 16
     for (std::uint64_t i = 0; i < ops; ++i) {
       if constexpr (Op == onchip_op::shared_load) {
-        if (lane == 0) asm volatile("ld.volatile.shared.u32 %0, [%0];" : "+r"(j));
+        // Every lane follows the same chain (a broadcast): a lane-0-only load made the loop a
+        // divergent branch around each LDS (BSSY/BRA in the SASS), 35 cycles a load on an H100.
+        asm volatile("ld.volatile.shared.u32 %0, [%0];" : "+r"(j));
       } else if constexpr (Op == onchip_op::constant_uniform || Op == onchip_op::constant_divergent) {
         j = c_chain[j];
       } else if constexpr (Op == onchip_op::register_imad) {
