@@ -749,9 +749,9 @@ registrar const bandwidth{[] {
 registrar const onchip{[] {
   experiment e;
   e.id = "hierarchy.onchip";
-  e.description = "cycles per dependent shared load, constant load (broadcast, divergent), IMAD, FFMA";
+  e.description = "cycles per dependent shared load (address and index chains), constant load (broadcast, divergent), IMAD, FFMA";
   e.seed_ref = "004 §5.1-5.3, 003";
-  e.axes = {variant_axis({"shared_load", "constant_uniform", "constant_divergent", "register_imad", "register_ffma"})};
+  e.axes = {variant_axis({"shared_load", "shared_load_indexed", "constant_uniform", "constant_divergent", "register_imad", "register_ffma"})};
   e.body = onchip_body;
   e.describe_axis("variant", "", "the dependent operation timed");
   e.metrics = {metrics::time(), {"extra.cycles_per_op", "cycles", "SM cycles per dependent operation"},
@@ -759,7 +759,9 @@ registrar const onchip{[] {
   e.headline = best_row("How many cycles does a dependent shared-memory load take?", {{"variant", {"shared_load"}}},
                         "extra.cycles_per_op");
   e.prose = {"Latencies of on-chip storage and arithmetic: a dependent shared load, a constant load read uniformly and "
-             "divergently, a dependent IMAD and FFMA.",
+             "divergently, a dependent IMAD and FFMA. The shared chase runs twice: each value the next address (the "
+             "load alone), and each value the next index (j = s[j], as the classic P-chase writes it: the load plus "
+             "the address arithmetic between loads).",
              "Shared against constant, and the divergent constant read's serialization.", ""};
   {
     plot_spec p = bar_plot("hierarchy_onchip.png", "On-chip latencies", "variant", "extra.cycles_per_op");

@@ -50,7 +50,7 @@ TEST(HierarchyChase, SequentialCycleStepsOneSlotAndWraps) {
 
 TEST(HierarchyOnChip, EveryChainGivesTheHostsValue) {
   MEMLAB_REQUIRE_GPU();
-  for (auto op : {mh::onchip_op::shared_load, mh::onchip_op::constant_uniform, mh::onchip_op::constant_divergent,
+  for (auto op : {mh::onchip_op::shared_load, mh::onchip_op::shared_load_indexed, mh::onchip_op::constant_uniform, mh::onchip_op::constant_divergent,
                   mh::onchip_op::register_imad, mh::onchip_op::register_ffma}) {
     auto const r = mh::onchip_latency(op, 4096, 1234, nullptr);
     MEMLAB_EXPECT_LAUNCH_OK();

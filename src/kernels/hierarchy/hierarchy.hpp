@@ -48,7 +48,8 @@ chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words,
 
 /// On-chip latencies, one warp or one thread, in cycles per dependent operation.
 enum class onchip_op {
-  shared_load,          ///< ld.shared chase through a random cycle in shared memory
+  shared_load,          ///< ld.shared chase through a random cycle in shared memory (value = next address)
+  shared_load_indexed,  ///< the same cycle holding slot indices: j = s[j], an address computation a load
   constant_uniform,     ///< every lane loads the same __constant__ word (broadcast)
   constant_divergent,   ///< every lane loads a different __constant__ word (serialized)
   register_imad,        ///< a dependent integer multiply-add (IMAD; a chain of adds would fuse into IADD3)

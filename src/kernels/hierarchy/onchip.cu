@@ -28,8 +28,8 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
   // The shared chain holds shared-window addresses, so each load's value is the next
   // load's address: no index arithmetic between dependent loads.
   auto const base = static_cast<std::uint32_t>(__cvta_generic_to_shared(s_chain));
-  if constexpr (Op == onchip_op::shared_load) {
-    for (int i = lane; i < chain_slots; i += 32) s_chain[i] = base + 4 * next[i];
+  if constexpr (Op == onchip_op::shared_load || Op == onchip_op::shared_load_indexed) {
+    for (int i = lane; i < chain_slots; i += 32) s_chain[i] = Op == onchip_op::shared_load ? base + 4 * next[i] : next[i];
     __syncwarp();
   }
   std::uint32_t j = Op == onchip_op::constant_divergent ? lane_start(lane) : Op == onchip_op::shared_load ? base : 0u;
@@ -48,6 +48,10 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
         // Every lane follows the same chain (a broadcast): a lane-0-only load made the loop a
         // divergent branch around each LDS (BSSY/BRA in the SASS), 35 cycles a load on an H100.
         asm volatile("ld.volatile.shared.u32 %0, [%0];" : "+r"(j));
+      } else if constexpr (Op == onchip_op::shared_load_indexed) {
+        // The classic P-chase's j = s[j]: the index becomes an address (a shift and an add)
+        // before each load.
+        j = static_cast<std::uint32_t volatile*>(s_chain)[j];
       } else if constexpr (Op == onchip_op::constant_uniform || Op == onchip_op::constant_divergent) {
         j = c_chain[j];
       } else if constexpr (Op == onchip_op::register_imad) {
@@ -80,6 +84,7 @@ __global__ void onchip_kernel(std::uint32_t const* next, std::uint64_t ops, std:
 char const* to_string(onchip_op op) noexcept {
   switch (op) {
     case onchip_op::shared_load: return "shared_load";
+    case onchip_op::shared_load_indexed: return "shared_load_indexed";
     case onchip_op::constant_uniform: return "constant_uniform";
     case onchip_op::constant_divergent: return "constant_divergent";
     case onchip_op::register_imad: return "register_imad";
@@ -89,7 +94,7 @@ char const* to_string(onchip_op op) noexcept {
 }
 
 onchip_op parse_onchip_op(std::string const& name) {
-  for (auto op : {onchip_op::shared_load, onchip_op::constant_uniform, onchip_op::constant_divergent,
+  for (auto op : {onchip_op::shared_load, onchip_op::shared_load_indexed, onchip_op::constant_uniform, onchip_op::constant_divergent,
                   onchip_op::register_imad, onchip_op::register_ffma})
     if (name == to_string(op)) return op;
   throw error("unknown on-chip operation '" + name + "'");
@@ -100,7 +105,8 @@ std::uint32_t onchip_reference(onchip_op op, std::uint64_t ops, std::uint64_t se
   auto const const_next = random_cycle(const_chain_slots, seed);
   auto const seed_word = static_cast<std::uint32_t>(seed);
   switch (op) {
-    case onchip_op::shared_load: return follow(next, 0, 2 * ops);
+    case onchip_op::shared_load:
+    case onchip_op::shared_load_indexed: return follow(next, 0, 2 * ops);
     case onchip_op::constant_uniform: return follow(const_next, 0, 2 * ops);
     case onchip_op::constant_divergent: {
       std::uint32_t sum = 0;
@@ -138,6 +144,7 @@ onchip_result onchip_latency(onchip_op op, std::uint64_t ops, std::uint64_t seed
 #define MEMLAB_ONCHIP_CASE(OP) \
   case onchip_op::OP: onchip_kernel<onchip_op::OP><<<1, 32, 0, stream>>>(d_next.data(), ops, seed_word, d_cycles.data(), d_sum.data()); break;
     MEMLAB_ONCHIP_CASE(shared_load)
+    MEMLAB_ONCHIP_CASE(shared_load_indexed)
     MEMLAB_ONCHIP_CASE(constant_uniform)
     MEMLAB_ONCHIP_CASE(constant_divergent)
     MEMLAB_ONCHIP_CASE(register_imad)
