@@ -571,10 +571,14 @@ table_spec atlas_table() {
                {"measured capacity", "bytes"}, {"driver's size", "bytes"}, {"driver's peak", "GB/s"},
                {"published latency", "cycles"}, {"published (2nd source)", "cycles"}, {"published bandwidth", "GB/s"}};
   t.rows = {
-      {"shared memory",
+      {"shared memory (the load alone: each value the next address)",
        {from_row("hierarchy.onchip", {{"variant", {"shared_load"}}}, "extra.cycles_per_op"),
         from_row("hierarchy.onchip", {{"variant", {"shared_load"}}}, "extra.ns_per_op"), no_cell(), no_cell(),
-        from_device("smem_per_block_optin_bytes"), no_cell(), published(29, luo), no_cell(), no_cell()}},
+        from_device("smem_per_block_optin_bytes"), no_cell(), no_cell(), no_cell(), no_cell()}},
+      {"shared memory (j = s[j]: the published P-chase, an IMAD a load)",
+       {from_row("hierarchy.onchip", {{"variant", {"shared_load_indexed"}}}, "extra.cycles_per_op"),
+        from_row("hierarchy.onchip", {{"variant", {"shared_load_indexed"}}}, "extra.ns_per_op"), no_cell(), no_cell(),
+        no_cell(), no_cell(), published(29, luo), no_cell(), no_cell()}},
       {"L1 (ld.global, 1 KiB)",
        {lat({{"path", {"ld.global"}}, {"footprint", {"min"}}}), lat_ns({{"path", {"ld.global"}}, {"footprint", {"min"}}}),
         from_row("hierarchy.bandwidth", {{"variant", {"shared_ld_global"}}}, "gbps", "max"), cap("extra.l1_bytes"),
