@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,6 +15,7 @@
 
 #include "kernels/gemm/cp_async_configs.cuh"
 #include "memlab/arch.hpp"
+#include "memlab/detail/per_device.hpp"
 #include "memlab/device.hpp"
 #include "memlab/gemm.hpp"
 
@@ -422,26 +422,21 @@ constexpr int kMaxGridZ = 65535;
 /// The autotune cache's plan for `shape` on the current device, when the cache has one this
 /// device can run. The file is read once per process; a fault is one line on stderr, once.
 std::optional<gemm_plan> autotuned_plan(gemm_shape const& shape, gemm_target const& target) {
-  static std::mutex mu;
-  static bool loaded = false;
+  static std::once_flag loaded;
   static gemm_autotune_cache cache;
-  static std::map<int, std::string> names;
-  int dev = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  if (!loaded) {
-    loaded = true;
+  std::call_once(loaded, [] {
     std::string warning;
     cache = gemm_autotune_cache::load(gemm_autotune_path(), &warning);
     if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
-  }
-  auto nm = names.find(dev);
-  if (nm == names.end()) {
+  });
+  std::string const name = detail::per_device([] {
+    int dev = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
     cudaDeviceProp prop{};
     MEMLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-    nm = names.emplace(dev, std::string(prop.name)).first;
-  }
-  auto const it = cache.plans.find(gemm_autotune_key(nm->second, shape));
+    return std::string(prop.name);
+  });
+  auto const it = cache.plans.find(gemm_autotune_key(name, shape));
   if (it == cache.plans.end()) return std::nullopt;
   gemm_plan plan = gemm_parse_plan(it->second.plan);  // checked when the file was read
   if (!gemm_plan_unavailable(plan, shape, target).empty()) return std::nullopt;
@@ -456,16 +451,7 @@ bool env_on(char const* name) {
 
 /// gemm_current_target() once per device ordinal: the SM count, shared memory and image
 /// do not change while the process runs, and each call would cost five attribute reads.
-gemm_target cached_target() {
-  static std::mutex mu;
-  static std::map<int, gemm_target> known;
-  int dev = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = known.find(dev);
-  if (it == known.end()) it = known.emplace(dev, gemm_current_target()).first;
-  return it->second;
-}
+gemm_target cached_target() { return detail::per_device([] { return gemm_current_target(); }); }
 
 /// The row-major problem the tiled and ladder kernels read: op(A) = A^T and op(B) = B^T are
 /// first packed row-major into the workspace (its pack_a and pack_b regions). Returns the

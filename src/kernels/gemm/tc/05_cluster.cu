@@ -28,12 +28,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <utility>
 
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/wgmma_ops.cuh"
+#include "memlab/detail/per_device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -256,21 +255,17 @@ cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attr, unsigned grid, cudaS
 /// persistent grid, since a GPC may not hold an even number of free SMs.
 template <class In, int BN>
 int max_active_clusters() {
-  static std::mutex mu;
-  static std::map<int, int> cache;
-  int dev = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(dev); it != cache.end()) return it->second;
-  auto kernel = cluster_kernel<In, BN>;
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(cl_config<BN>::smem_bytes)));
-  cudaLaunchAttribute attr[1];
-  cudaLaunchConfig_t const cfg = launch_config<In, BN>(attr, cluster_size, nullptr);
-  int n = 0;
-  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
-  if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
-  return cache[dev] = n;
+  return memlab::detail::per_device([] {
+    auto kernel = cluster_kernel<In, BN>;
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(cl_config<BN>::smem_bytes)));
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t const cfg = launch_config<In, BN>(attr, cluster_size, nullptr);
+    int n = 0;
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
+    if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
+    return n;
+  });
 }
 
 template <class In, int BN>

@@ -2,12 +2,11 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "memlab/arch.hpp"
+#include "memlab/detail/per_device.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
 
@@ -38,24 +37,19 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 }  // namespace
 
 bool image_has_sm90a() {
-  static std::mutex mu;
-  static std::map<int, bool> cache;
-  int dev = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(dev);
-  if (it != cache.end()) return it->second;
-  if (compiled_arch(reinterpret_cast<void const*>(sm90a_probe_kernel)) < 90) return cache[dev] = false;
-  int* d = nullptr;
-  int h = 0;
-  MEMLAB_CUDA_CHECK(cudaMalloc(&d, sizeof(int)));
-  sm90a_probe_kernel<<<1, 1>>>(d);
-  cudaError_t const launched = cudaGetLastError();
-  cudaError_t const copied = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
-  MEMLAB_CUDA_CHECK_NOTHROW(cudaFree(d));
-  MEMLAB_CUDA_CHECK(launched);
-  MEMLAB_CUDA_CHECK(copied);
-  return cache[dev] = (h == 1);
+  return detail::per_device([] {
+    if (compiled_arch(reinterpret_cast<void const*>(sm90a_probe_kernel)) < 90) return false;
+    int* d = nullptr;
+    int h = 0;
+    MEMLAB_CUDA_CHECK(cudaMalloc(&d, sizeof(int)));
+    sm90a_probe_kernel<<<1, 1>>>(d);
+    cudaError_t const launched = cudaGetLastError();
+    cudaError_t const copied = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    MEMLAB_CUDA_CHECK_NOTHROW(cudaFree(d));
+    MEMLAB_CUDA_CHECK(launched);
+    MEMLAB_CUDA_CHECK(copied);
+    return h == 1;
+  });
 }
 
 void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
