@@ -10,6 +10,11 @@
 //             GPU's scratch into its own scratch, signals, then every GPU reads the other
 //             reduced shards: two rounds of flags, 2 (N-1)/N x bytes over the links per GPU.
 //             Best for medium messages (bandwidth-bound).
+//   low_latency one-shot without a barrier (NCCL's LL idea): each 8 bytes of data travel with
+//             the call's epoch in one 16-byte store (two 64-bit words, each {epoch, float}),
+//             and the receiver polls its own scratch until every word it needs carries the
+//             epoch. No fence and no flag round: the time is a kernel start and one one-way
+//             trip over the link. Twice the bytes cross the link, so it is for small messages.
 // Every element is summed in rank order 0, 1, ..., N-1 (acc = x0; acc += x1; ...) on
 // whichever GPU reduces it, so the result is bit-identical on every GPU, run to run, for
 // both algorithms, and equal to the same loop on the host.
@@ -36,7 +41,18 @@
 
 namespace memlab {
 
-enum class allreduce_algorithm { automatic, one_shot, two_shot };
+enum class allreduce_algorithm { automatic, one_shot, two_shot, low_latency };
+
+/// The name rows and logs use: "automatic", "one_shot", "two_shot", "low_latency".
+constexpr char const* allreduce_algorithm_name(allreduce_algorithm a) {
+  switch (a) {
+    case allreduce_algorithm::automatic: return "automatic";
+    case allreduce_algorithm::one_shot: return "one_shot";
+    case allreduce_algorithm::two_shot: return "two_shot";
+    case allreduce_algorithm::low_latency: return "low_latency";
+  }
+  return "";
+}
 
 struct allreduce_options {
   /// Largest message handled by one kernel per GPU; larger ones are reduced in chunks of it.
@@ -47,6 +63,9 @@ struct allreduce_options {
   /// the same bytes over the link and two-shot pays a second synchronisation, so one_shot always;
   /// measured on 2 x H200: one_shot 1.24-1.63x NCCL from 512 KiB to 16 MiB, two_shot 0.82-1.32x).
   std::size_t one_shot_max_bytes = std::size_t{256} << 10;
+  /// automatic: low_latency up to this many bytes (and while twice the message fits a slot,
+  /// 2 x bytes <= max_bytes), before one_shot and two_shot are considered.
+  std::size_t low_latency_max_bytes = std::size_t{256} << 10;
   /// CTAs per GPU (0: the device's SM count, capped so all ranks' CTAs are co-resident).
   int blocks = 0;
   int threads = 512;
@@ -73,15 +92,18 @@ class peer_allreduce {
   void sum(float const* const* in, float* const* out, std::size_t count, cudaStream_t const* streams,
            allreduce_algorithm algo = allreduce_algorithm::automatic);
 
-  /// The algorithm `automatic` picks for a message of `bytes`.
+  /// The algorithm `automatic` picks for a message (or a chunk of one) of `bytes`.
   allreduce_algorithm choose(std::size_t bytes) const noexcept {
+    if (bytes <= opt_.low_latency_max_bytes && 2 * bytes <= opt_.max_bytes) return allreduce_algorithm::low_latency;
     return ranks() <= 2 || bytes <= opt_.one_shot_max_bytes ? allreduce_algorithm::one_shot
                                                             : allreduce_algorithm::two_shot;
   }
   int ranks() const noexcept { return static_cast<int>(devices_.size()); }
   std::vector<int> const& devices() const noexcept { return devices_; }
   int blocks() const noexcept { return blocks_; }
-  /// Calls issued so far (the epoch the flags carry); the next call uses epoch() + 1.
+  /// Kernels issued so far per GPU (the epoch the flags carry; one per chunk of a call). It
+  /// skips 0 and 1 when it wraps, so the parity still alternates and no epoch matches the
+  /// zeroed scratch.
   std::uint32_t epoch() const noexcept { return epoch_; }
 
  private:

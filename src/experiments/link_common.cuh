@@ -219,9 +219,10 @@ class multi_timer {
 /// operation (also the warm-up) sizes the batch, operations shorter than the batch threshold
 /// run `batch` at a time back to back. `*batch_out` gets the batch size.
 inline std::vector<double> sample_lanes(multi_timer& t, std::function<void()> const& issue_one,
-                                        bench::timing_options const& p, int* batch_out = nullptr) {
+                                        bench::timing_options const& p, int* batch_out = nullptr,
+                                        int fixed_batch = 0) {
   double const once = t.time(issue_one);
-  int const batch = p.profile ? 1 : bench::batch_size_for(once);
+  int const batch = p.profile ? 1 : fixed_batch > 0 ? fixed_batch : bench::batch_size_for(once);
   if (batch_out) *batch_out = batch;
   return bench::sample_until_stable(
       [&] {
@@ -235,12 +236,13 @@ inline std::vector<double> sample_lanes(multi_timer& t, std::function<void()> co
 
 /// The harness's sampling policy over multi_timer: `issue_one` enqueues one operation on every
 /// lane; operations shorter than the batch threshold are timed `batch` at a time (back to
-/// back) and reported per operation. Hands the samples to the row (events).
+/// back) and reported per operation; `fixed_batch` > 0 times that many per sample at every
+/// size instead. Hands the samples to the row (events).
 inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> const& issue_one,
-                       bench::timing_options const* policy = nullptr) {
+                       bench::timing_options const* policy = nullptr, int fixed_batch = 0) {
   bench::timing_options const& p = policy ? *policy : s.timing();
   int batch = 1;
-  auto const samples = sample_lanes(t, issue_one, p, &batch);
+  auto const samples = sample_lanes(t, issue_one, p, &batch, fixed_batch);
   s.set_samples(samples, "events");
   s.result().cold = false;  // no L2 flush between samples: the links, not DRAM, are measured
   s.result().timing["batch"] = batch;

@@ -6,9 +6,10 @@
 // Timing of a multi-GPU operation: one event pair on GPU 0's stream around the operation on
 // every GPU's stream, joined by cross-stream event waits (link_common.cuh's multi_timer), so
 // the time is from the moment GPU 0's stream could start until the last GPU finished: the max
-// over GPUs on one clock. Short operations are timed back to back in batches (the harness's
-// rule) and reported per operation. NCCL rows also carry a peer measured as nccl-tests does:
-// the host clock around 20 operations issued back to back and a synchronisation of every stream.
+// over GPUs on one clock. link.nccl times 20 operations back to back per sample at every size
+// (nccl-tests' iterations) and reports per operation; its rows also carry a peer measured as
+// nccl-tests does: the host clock around 20 operations issued back to back and a
+// synchronisation of every stream. link.allreduce gates both (the GPUs' time alone).
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -68,7 +69,11 @@ void nccl_body(state& s) {
   }
   s.set_verification(collective_verification(bad, checked));
   describe_collective_row(s, kind, sh, n, nccl_version_text());
-  time_lanes(s, timer, issue);
+  // nccl-tests' definition of an operation's time is the throughput of 20 issued back to back
+  // (one host thread issuing, ungated: where issuing is slower than the GPUs, that is the
+  // time). The row times the same 20 per sample with events, at every size.
+  constexpr int iters = 20;
+  time_lanes(s, timer, issue, nullptr, iters);
   record_bus_gbps(s, kind, n);
   // The nccl-tests loop: 5 warm-up, then 20 back to back, host clock to every stream's end.
   auto sync_all = [&] {
@@ -77,7 +82,6 @@ void nccl_body(state& s) {
       MEMLAB_CUDA_CHECK(cudaStreamSynchronize(w.streams[r].get()));
     }
   };
-  constexpr int iters = 20;
   for (int i = 0; i < 5; ++i) issue();
   sync_all();
   auto loop = sample_until_stable(
@@ -97,9 +101,10 @@ void allreduce_body(state& s) {
   auto const bytes = static_cast<std::size_t>(s.get_int("bytes"));
   MEMLAB_EXPECTS(bytes % 16 == 0 && bytes >= 16, "bytes must be a positive multiple of 16");
   std::string const v = s.variant();
-  allreduce_algorithm const algo = v == "one_shot"   ? allreduce_algorithm::one_shot
-                                   : v == "two_shot" ? allreduce_algorithm::two_shot
-                                                     : allreduce_algorithm::automatic;
+  allreduce_algorithm const algo = v == "one_shot"      ? allreduce_algorithm::one_shot
+                                   : v == "two_shot"    ? allreduce_algorithm::two_shot
+                                   : v == "low_latency" ? allreduce_algorithm::low_latency
+                                                        : allreduce_algorithm::automatic;
   int const n = gpus();
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b)
@@ -168,7 +173,7 @@ void allreduce_body(state& s) {
   double const factor = link::bus_factor(collective::all_reduce, n);
   s.set_extra("ranks", n);
   allreduce_algorithm const used = algo == allreduce_algorithm::automatic ? ar.choose(std::min(bytes, allreduce_options{}.max_bytes)) : algo;
-  s.set_extra("algorithm", used == allreduce_algorithm::one_shot ? "one_shot" : "two_shot");
+  s.set_extra("algorithm", allreduce_algorithm_name(used));
   s.set_extra("blocks_max", ar.blocks());
   // Ours and NCCL's both gated: the GPUs' time for back-to-back operations, not one host
   // thread's issue rate (which bounds both at small sizes; the auto rows record it too).
@@ -223,26 +228,28 @@ registrar const reg_nccl{[] {
 registrar const reg_allreduce{[] {
   experiment e;
   e.id = "link.allreduce";
-  e.description = "memlab::peer_allreduce (one-shot / two-shot through peer memory) against NCCL all_reduce";
+  e.description = "memlab::peer_allreduce (low-latency / one-shot / two-shot through peer memory) against NCCL all_reduce";
   e.seed_ref = "";
   e.axes = {int_axis("bytes",
                      {std::int64_t{8} << 10, std::int64_t{32} << 10, std::int64_t{64} << 10, std::int64_t{128} << 10,
                       std::int64_t{256} << 10, std::int64_t{512} << 10, std::int64_t{1} << 20, std::int64_t{4} << 20,
                       std::int64_t{16} << 20, std::int64_t{64} << 20},
                      {std::int64_t{64} << 10, std::int64_t{1} << 20}),
-            variant_axis({"auto", "one_shot", "two_shot"}, {"auto"})};
+            variant_axis({"auto", "low_latency", "one_shot", "two_shot"}, {"auto"})};
   e.axes[0].min_value = 16;
   e.body = allreduce_body;
   e.describe_axis("bytes", "bytes", "message size (floats x 4)", true);
-  e.describe_axis("variant", "", "memlab::peer_allreduce's choice (one-shot up to 256 KiB), or one algorithm forced");
+  e.describe_axis("variant", "", "memlab::peer_allreduce's choice (low_latency up to 256 KiB, then one-shot; "
+                                 "two-shot above 256 KiB from 3 ranks), or one algorithm forced");
   e.metrics = {metrics::time(), {"gbps", "GB/s", "algorithm bandwidth"},
                {"extra.bus_gbps", "GB/s", "bus bandwidth: alg x 2(n-1)/n"}, metrics::vs_peer("NCCL all_reduce")};
   e.headline = best_row("Does a peer-memory all-reduce beat NCCL for small messages?", {{"variant", {"auto"}}},
                         "ratio_to_peer", "ratio_to_peer");
   e.headline.higher_is_better = true;
-  e.prose = {"Our own single-host all-reduce through peer pointers, synchronised "
-             "by flags in peer memory. One-shot pushes each GPU's input into every GPU's scratch and sums locally "
-             "(one flag round); two-shot is a "
+  e.prose = {"Our own single-host all-reduce through peer pointers. Low-latency pushes each 8 bytes of input "
+             "with the call's epoch in one 16-byte store and the receiver polls for it (no barrier); one-shot "
+             "pushes the input into every GPU's scratch, meets the others at a flag barrier and sums locally; "
+             "two-shot is a "
              "reduce-scatter then an all-gather through peer memory (two rounds, 2(n-1)/n of the message over "
              "the links per GPU instead of (n-1)). Sums run in rank order, so results are bit-identical everywhere.",
              "ratio_to_peer (NCCL's time / ours) above 1.3 for small messages, the advantage shrinking with size.", ""};

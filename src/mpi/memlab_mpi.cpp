@@ -5,7 +5,7 @@
 // reference and bus bandwidth are link.nccl's (experiments/link_collectives.hpp).
 //
 // Timing as nccl-tests does it across processes: each sample is a barrier, then one event pair
-// on every rank's stream around `batch` operations; the sample is the max over ranks
+// on every rank's stream around 20 operations (nccl-tests' iterations); the sample is the max over ranks
 // (MPI_Allreduce MAX). Rank 0 runs the harness's sampling policy and tells the others with a
 // broadcast whether another sample follows, so every rank takes the same number of samples
 // whatever its own clock says. Rank 0 writes the memlab record (format 2) row by row.
@@ -161,12 +161,14 @@ void run_point(bench::state& s, rank_context& rc) {
     return slowest;
   };
   bench::timing_options const& p = s.timing();
-  double const once = timed(1);  // also the warm-up; the same value on every rank
-  int const batch = p.profile ? 1 : bench::batch_size_for(once);
+  // nccl-tests' definition: the throughput of 20 operations issued back to back, at every size
+  // (where one host thread issues slower than the GPUs run, that is the time).
+  constexpr int iters = 20;
+  (void)timed(1);  // the warm-up
+  int const batch = p.profile ? 1 : iters;
   auto const samples = sample_ranks(w, p, batch, [&] { return timed(batch); });
   // The peer, nccl-tests' own loop: 5 warm-up operations, then per sample a barrier and 20
   // back to back on the host clock until this rank's stream is done, the slowest rank's time.
-  constexpr int iters = 20;
   for (int i = 0; i < 5; ++i) issue();
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
   auto const loop = sample_ranks(w, bench::capped(p, 0.5, 3), iters, [&] {

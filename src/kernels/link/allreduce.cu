@@ -187,6 +187,70 @@ __global__ void two_shot_kernel(ar_args a) {
   }
 }
 
+/// A 16-byte line of the low-latency protocol: two 64-bit words, each {epoch (high), float
+/// bits (low)}. A 64-bit relaxed access is single-copy atomic (PTX memory model), so a word
+/// that carries this call's epoch carries this call's float: no fence, no flag.
+__device__ __forceinline__ void store_line_sys(void* p, unsigned long long w0, unsigned long long w1) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(w0), "l"(w1) : "memory");
+}
+__device__ __forceinline__ void load_line_sys(void const* p, unsigned long long& w0, unsigned long long& w1) {
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(w0), "=l"(w1) : "l"(p) : "memory");
+}
+
+/// Line i of the input as two floats (the second 0 past an odd count).
+__device__ __forceinline__ float2 input_pair(ar_args const& a, std::size_t i) {
+  if (2 * i + 1 < a.count) return reinterpret_cast<float2 const*>(a.in)[i];
+  return make_float2(a.in[2 * i], 0.0f);
+}
+
+/// The pair of line i that rank k pushed into our scratch, once both words carry our epoch.
+__device__ __forceinline__ float2 wait_pair(void const* line, std::uint32_t epoch) {
+  unsigned long long w0, w1;
+  load_line_sys(line, w0, w1);
+  if (static_cast<std::uint32_t>(w0 >> 32) != epoch || static_cast<std::uint32_t>(w1 >> 32) != epoch) {
+    unsigned long long const t0 = global_ns();
+    do {
+      if (global_ns() - t0 > spin_timeout_ns) __trap();
+      load_line_sys(line, w0, w1);
+    } while (static_cast<std::uint32_t>(w0 >> 32) != epoch || static_cast<std::uint32_t>(w1 >> 32) != epoch);
+  }
+  return make_float2(__uint_as_float(static_cast<std::uint32_t>(w0)), __uint_as_float(static_cast<std::uint32_t>(w1)));
+}
+
+/// Low-latency one-shot: every thread pushes its lines (8 bytes of input and the epoch, twice)
+/// into slot `rank` of every other rank's scratch, then sums its lines over the ranks in
+/// order, waiting on each peer's line in its own scratch. A line is read only by the thread
+/// of the same index on the receiving rank, so nothing waits for anything but its own data.
+__global__ void low_latency_kernel(ar_args a) {
+  std::size_t const lines = (a.count + 1) / 2;
+  std::size_t const stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t const first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::size_t const slot_lines = a.slot / 4;  // 16-byte lines per slot
+  unsigned long long const tag = static_cast<unsigned long long>(a.epoch) << 32;
+  for (std::size_t i = first; i < lines; i += stride) {
+    float2 const d = input_pair(a, i);
+    unsigned long long const w0 = tag | __float_as_uint(d.x), w1 = tag | __float_as_uint(d.y);
+    for (int k = 0; k < a.ranks; ++k)
+      if (k != a.rank)
+        store_line_sys(reinterpret_cast<ulonglong2*>(a.scratch[k]) + static_cast<std::size_t>(a.rank) * slot_lines + i,
+                       w0, w1);
+  }
+  auto const* mine = reinterpret_cast<ulonglong2 const*>(a.scratch[a.rank]);
+  for (std::size_t i = first; i < lines; i += stride) {
+    float2 const own = input_pair(a, i);
+    float2 acc = a.rank == 0 ? own : wait_pair(mine + i, a.epoch);
+    for (int k = 1; k < a.ranks; ++k) {
+      float2 const v = k == a.rank ? own : wait_pair(mine + static_cast<std::size_t>(k) * slot_lines + i, a.epoch);
+      acc.x += v.x;
+      acc.y += v.y;
+    }
+    if (2 * i + 1 < a.count)
+      reinterpret_cast<float2*>(a.out)[i] = acc;
+    else
+      a.out[2 * i] = acc.x;
+  }
+}
+
 struct device_restore {
   int dev = 0;
   device_restore() { MEMLAB_CUDA_CHECK(cudaGetDevice(&dev)); }
@@ -247,6 +311,8 @@ peer_allreduce::peer_allreduce(std::vector<int> devices, allreduce_options const
       void* s = nullptr;
       MEMLAB_CUDA_CHECK(cudaMalloc(&s, 2 * static_cast<std::size_t>(n) * opt_.max_bytes));
       scratch_.push_back(s);
+      // Zero: no low-latency word may carry an epoch before a call wrote it (epochs skip 0).
+      MEMLAB_CUDA_CHECK(cudaMemset(s, 0, 2 * static_cast<std::size_t>(n) * opt_.max_bytes));
       std::uint32_t* f = nullptr;
       std::size_t const flag_bytes = sizeof(std::uint32_t) * rounds * n * max_blocks;
       MEMLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&f), flag_bytes));
@@ -298,12 +364,18 @@ void peer_allreduce::sum(float const* const* in, float* const* out, std::size_t 
   }
   if (count == 0) return;
   device_restore restore;
-  // Chunks of whole float4 vectors no larger than one scratch parity.
-  std::size_t const chunk = (opt_.max_bytes / sizeof(float)) / 4 * 4;
-  for (std::size_t off = 0; off < count; off += chunk) {
-    std::size_t const len = std::min(chunk, count - off);
-    allreduce_algorithm const a = algo == allreduce_algorithm::automatic ? choose(len * sizeof(float)) : algo;
-    ++epoch_;
+  // Chunks no larger than one scratch slot: whole float4 vectors for one- and two-shot; for
+  // low_latency, whose lines carry 8 bytes of data in 16, half a slot's floats.
+  std::size_t const flag_chunk = (opt_.max_bytes / sizeof(float)) / 4 * 4;
+  std::size_t const ll_chunk = opt_.max_bytes / 8;
+  for (std::size_t off = 0; off < count;) {
+    std::size_t const rest = count - off;
+    allreduce_algorithm const a =
+        algo == allreduce_algorithm::automatic ? choose(std::min(rest, flag_chunk) * sizeof(float)) : algo;
+    std::size_t const len = std::min(a == allreduce_algorithm::low_latency ? ll_chunk : flag_chunk, rest);
+    // Epochs skip 0 and 1 on wrap-around: the parity keeps alternating and no epoch equals the
+    // zeroed scratch's.
+    if (++epoch_ == 0) epoch_ = 2;
     ar_args args{};
     std::size_t const parity = (epoch_ & 1u) * static_cast<std::size_t>(n) * opt_.max_bytes;
     for (int r = 0; r < n; ++r) {
@@ -314,9 +386,12 @@ void peer_allreduce::sum(float const* const* in, float* const* out, std::size_t 
     args.slot = opt_.max_bytes / sizeof(float);
     args.count = len;
     args.epoch = epoch_;
-    // CTAs: about one vector per thread for the part each CTA owns, at most blocks_.
+    // CTAs: about one vector (low_latency: one line) per thread for the part each CTA owns,
+    // at most blocks_.
     std::size_t const vecs = len / 4;
-    std::size_t const work = a == allreduce_algorithm::one_shot ? vecs : (vecs + n - 1) / n;
+    std::size_t const work = a == allreduce_algorithm::low_latency ? (len + 1) / 2
+                             : a == allreduce_algorithm::one_shot  ? vecs
+                                                                   : (vecs + n - 1) / n;
     int const grid = static_cast<int>(
         std::clamp<std::size_t>((work + opt_.threads - 1) / opt_.threads, 1, static_cast<std::size_t>(blocks_)));
     for (int r = 0; r < n; ++r) {
@@ -324,12 +399,15 @@ void peer_allreduce::sum(float const* const* in, float* const* out, std::size_t 
       args.in = in[r] + off;
       args.out = out[r] + off;
       MEMLAB_CUDA_CHECK(cudaSetDevice(devices_[r]));
-      if (a == allreduce_algorithm::one_shot)
+      if (a == allreduce_algorithm::low_latency)
+        low_latency_kernel<<<grid, opt_.threads, 0, streams[r]>>>(args);
+      else if (a == allreduce_algorithm::one_shot)
         one_shot_kernel<<<grid, opt_.threads, 0, streams[r]>>>(args);
       else
         two_shot_kernel<<<grid, opt_.threads, 0, streams[r]>>>(args);
       MEMLAB_CHECK_LAUNCH();
     }
+    off += len;
   }
 }
 
