@@ -43,6 +43,25 @@ __global__ void push_kernel(uint4* __restrict__ dst, uint4 const* __restrict__ s
   for (; i < vecs; i += stride) __stcg(dst + i, __ldcg(src + i));
 }
 
+/// Pull with the L2 prefetch-size hint: each load asks L2 for the 256-byte block around it,
+/// so a read crossing the link can move 256 bytes per request instead of 32-128.
+template <int U>
+__global__ void pull256_kernel(uint4* __restrict__ dst, uint4 const* __restrict__ src, std::size_t vecs) {
+  std::size_t const stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (U - 1) * stride < vecs; i += U * stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      asm volatile("ld.global.cg.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                   : "l"(src + i + u * stride));
+#pragma unroll
+    for (int u = 0; u < U; ++u) __stcg(dst + i + u * stride, v[u]);
+  }
+  for (; i < vecs; i += stride) __stcg(dst + i, __ldcg(src + i));
+}
+
 /// Each CTA copies contiguous chunks of `chunk` bytes through a ring of `stages` shared buffers:
 /// one thread issues a bulk load (global -> shared, mbarrier) and, once it landed, a bulk store
 /// (shared -> global, possibly peer memory).
@@ -161,9 +180,10 @@ void peer_probe() {
     CK(cudaStreamCreateWithFlags(&st[g], cudaStreamNonBlocking));
     CK(cudaDeviceGetAttribute(&sms[g], cudaDevAttrMultiProcessorCount, g));
   }
-  CK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
-  CK(cudaSetDevice(1));
-  CK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  for (int g = 0; g < 2; ++g) {
+    CK(cudaSetDevice(g));
+    CK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+  }
   std::vector<std::pair<int, cudaStream_t>> one = {{0, st[0]}}, both = {{0, st[0]}, {1, st[1]}};
   auto gbps = [&](double ms, int dirs) { return dirs * bytes / (ms * 1e-3) / 1e9; };
   // Each direction: GPU g pushes its src into the other GPU's dst.
@@ -200,24 +220,46 @@ void peer_probe() {
       std::snprintf(name, sizeof name, "push u12 %d x %4d per SM", per_sm, threads);
       run(name, push(push_kernel<12>, per_sm, threads), ref.first, ref.second);
     }
-  // Pull: the kernel on the destination loads from the peer.
-  auto pull = [&](int per_sm, int threads) {
-    return [=, &buf, &st, &sms](int g) {
+  // Pull: the kernel on the destination loads from the peer (plain, with the 256-byte L2
+  // prefetch hint, and bulk copies from the peer through shared memory).
+  auto pull_row = [&](char const* nm, std::function<void(int src_gpu)> const& l) {
+    double nu = 0, nb = 0;
+    double const u = time_streams(both, [&] { l(0); }, 15, &nu);
+    double const b = time_streams(both, [&] { l(0); l(1); }, 15, &nb);
+    std::printf("%-34s uni %7.1f GB/s (%.3f of ce, iqr %.3f)   bi %7.1f GB/s (%.3f of ce, iqr %.3f)\n", nm, gbps(u, 1),
+                gbps(u, 1) / ref.first, nu, gbps(b, 2), gbps(b, 2) / ref.second, nb);
+  };
+  for (int per_sm : {1, 2, 4}) {
+    std::snprintf(name, sizeof name, "pull u8  %d x  512 per SM", per_sm);
+    pull_row(name, [&, per_sm](int g) {
       int const d = 1 - g;
       CK(cudaSetDevice(d));
-      push_kernel<8><<<per_sm * sms[d], threads, 0, st[d]>>>(reinterpret_cast<uint4*>(buf[d][1]),
-                                                             reinterpret_cast<uint4 const*>(buf[g][0]), bytes / 16);
+      push_kernel<8><<<per_sm * sms[d], 512, 0, st[d]>>>(reinterpret_cast<uint4*>(buf[d][1]),
+                                                         reinterpret_cast<uint4 const*>(buf[g][0]), bytes / 16);
       CK(cudaGetLastError());
-    };
-  };
-  // (pull's uni row is issued on GPU 1's stream; the timer joins it through `both`)
-  for (int per_sm : {1, 2, 4}) {
-    double nb = 0;
-    double const u = time_streams(both, [&] { pull(per_sm, 512)(0); }, 15, &nb);
-    double const b = time_streams(both, [&] { pull(per_sm, 512)(0); pull(per_sm, 512)(1); }, 15, &nb);
-    std::printf("pull u8  %d x  512 per SM             uni %7.1f GB/s (%.3f of ce)   bi %7.1f GB/s (%.3f of ce)\n", per_sm,
-                gbps(u, 1), gbps(u, 1) / ref.first, gbps(b, 2), gbps(b, 2) / ref.second);
+    });
+    std::snprintf(name, sizeof name, "pull L2::256B u8 %d x 512 per SM", per_sm);
+    pull_row(name, [&, per_sm](int g) {
+      int const d = 1 - g;
+      CK(cudaSetDevice(d));
+      pull256_kernel<8><<<per_sm * sms[d], 512, 0, st[d]>>>(reinterpret_cast<uint4*>(buf[d][1]),
+                                                            reinterpret_cast<uint4 const*>(buf[g][0]), bytes / 16);
+      CK(cudaGetLastError());
+    });
   }
+  for (unsigned chunk : {16384u, 32768u})
+    for (int per_sm : {1, 2}) {
+      int const stages = 4;
+      std::size_t const smem = static_cast<std::size_t>(chunk) * stages;
+      if (smem * per_sm > 220 * 1024) continue;
+      std::snprintf(name, sizeof name, "bulk pull %2u KiB x 4, %d per SM", chunk / 1024, per_sm);
+      pull_row(name, [&, chunk, per_sm, smem](int g) {
+        int const d = 1 - g;
+        CK(cudaSetDevice(d));
+        bulk_kernel<<<per_sm * sms[d], 32, smem, st[d]>>>(buf[d][1], buf[g][0], bytes, chunk, stages);
+        CK(cudaGetLastError());
+      });
+    }
   for (unsigned chunk : {16384u, 32768u})
     for (int stages : {2, 4})
       for (int per_sm : {1, 2}) {
@@ -232,7 +274,7 @@ void peer_probe() {
             },
             ref.first, ref.second);
       }
-  // Check the last copy landed (bulk, both ways): every byte of GPU 1's dst is GPU 0's pattern.
+  // Check the last copy landed (bulk push, both ways): every byte of GPU 1's dst is GPU 0's pattern.
   std::vector<unsigned char> h(bytes);
   CK(cudaSetDevice(1));
   CK(cudaDeviceSynchronize());

@@ -217,19 +217,25 @@ class multi_timer {
 
 /// Samples (ms per operation) of `issue_one` on every lane under policy `p`: one timed
 /// operation (also the warm-up) sizes the batch, operations shorter than the batch threshold
-/// run `batch` at a time back to back. `*batch_out` gets the batch size.
+/// run `batch` at a time back to back (`fixed_batch` > 0: that many at every size).
+/// `*batch_out` gets the batch size. With `peer`, every sample is followed by one sample of the
+/// peer (ms per operation), collected in `*peer_out`: the two alternate, so both see the same
+/// state of the machine (a host thread that issues slower for a while, a busy link).
 inline std::vector<double> sample_lanes(multi_timer& t, std::function<void()> const& issue_one,
                                         bench::timing_options const& p, int* batch_out = nullptr,
-                                        int fixed_batch = 0) {
+                                        int fixed_batch = 0, std::function<double()> const& peer = {},
+                                        std::vector<double>* peer_out = nullptr) {
   double const once = t.time(issue_one);
   int const batch = p.profile ? 1 : fixed_batch > 0 ? fixed_batch : bench::batch_size_for(once);
   if (batch_out) *batch_out = batch;
   return bench::sample_until_stable(
       [&] {
-        return t.time([&] {
-                 for (int i = 0; i < batch; ++i) issue_one();
-               }) /
-               batch;
+        double const ms = t.time([&] {
+                            for (int i = 0; i < batch; ++i) issue_one();
+                          }) /
+                          batch;
+        if (peer && peer_out) peer_out->push_back(peer());
+        return ms;
       },
       p, batch);
 }
@@ -237,12 +243,15 @@ inline std::vector<double> sample_lanes(multi_timer& t, std::function<void()> co
 /// The harness's sampling policy over multi_timer: `issue_one` enqueues one operation on every
 /// lane; operations shorter than the batch threshold are timed `batch` at a time (back to
 /// back) and reported per operation; `fixed_batch` > 0 times that many per sample at every
-/// size instead. Hands the samples to the row (events).
-inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> const& issue_one,
-                       bench::timing_options const* policy = nullptr, int fixed_batch = 0) {
+/// size instead. Hands the samples to the row (events). With `peer` (one sample of the peer,
+/// ms per operation), the peer is sampled after each of ours and its median returned (else 0).
+inline double time_lanes(bench::state& s, multi_timer& t, std::function<void()> const& issue_one,
+                         bench::timing_options const* policy = nullptr, int fixed_batch = 0,
+                         std::function<double()> const& peer = {}) {
   bench::timing_options const& p = policy ? *policy : s.timing();
   int batch = 1;
-  auto const samples = sample_lanes(t, issue_one, p, &batch, fixed_batch);
+  std::vector<double> peer_samples;
+  auto const samples = sample_lanes(t, issue_one, p, &batch, fixed_batch, peer, &peer_samples);
   s.set_samples(samples, "events");
   s.result().cold = false;  // no L2 flush between samples: the links, not DRAM, are measured
   s.result().timing["batch"] = batch;
@@ -253,8 +262,12 @@ inline void time_lanes(bench::state& s, multi_timer& t, std::function<void()> co
                                 (batch > 1 ? ", " + std::to_string(batch) + " operations back to back per sample" : "") +
                                 (t.gated() ? ", issued behind a gate kernel released once all were issued "
                                              "(the host's issue time excluded)"
-                                           : ""));
+                                           : "") +
+                                (peer ? "; the peer sampled after each sample, alternating" : ""));
   if (t.gated()) s.result().timing["method"] = batch > 1 ? "multi_gpu_events_gated_batch" : "multi_gpu_events_gated";
+  if (peer_samples.empty()) return 0;
+  s.result().timing["peer_samples"] = peer_samples.size();
+  return bench::summarize(peer_samples).median;
 }
 
 /// The same as time_lanes for a peer measured in the same point, returned rather than recorded.

@@ -71,11 +71,10 @@ void nccl_body(state& s) {
   describe_collective_row(s, kind, sh, n, nccl_version_text());
   // nccl-tests' definition of an operation's time is the throughput of 20 issued back to back
   // (one host thread issuing, ungated: where issuing is slower than the GPUs, that is the
-  // time). The row times the same 20 per sample with events, at every size.
+  // time). The row times the same 20 per sample with events, at every size. Its peer is the
+  // nccl-tests loop itself: 5 warm-up operations, then per sample 20 back to back on the host
+  // clock until every stream is done, sampled alternately with the row's samples.
   constexpr int iters = 20;
-  time_lanes(s, timer, issue, nullptr, iters);
-  record_bus_gbps(s, kind, n);
-  // The nccl-tests loop: 5 warm-up, then 20 back to back, host clock to every stream's end.
   auto sync_all = [&] {
     for (int r = 0; r < n; ++r) {
       MEMLAB_CUDA_CHECK(cudaSetDevice(r));
@@ -84,15 +83,15 @@ void nccl_body(state& s) {
   };
   for (int i = 0; i < 5; ++i) issue();
   sync_all();
-  auto loop = sample_until_stable(
-      [&] {
-        auto const t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; ++i) issue();
-        sync_all();
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
-      },
-      capped(s.timing(), 0.5, 3), iters);
-  s.set_peer("nccl-tests-style loop (host clock, 20 ops)", summarize(loop).median);
+  auto loop_once = [&] {
+    auto const t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) issue();
+    sync_all();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / iters;
+  };
+  double const loop_ms = time_lanes(s, timer, issue, nullptr, iters, loop_once);
+  record_bus_gbps(s, kind, n);
+  s.set_peer("nccl-tests-style loop (host clock, 20 ops)", loop_ms);
 #endif
 }
 
@@ -178,8 +177,6 @@ void allreduce_body(state& s) {
   // Ours and NCCL's both gated: the GPUs' time for back-to-back operations, not one host
   // thread's issue rate (which bounds both at small sizes; the auto rows record it too).
   timer.set_gated(true);
-  time_lanes(s, timer, issue);
-  if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * bytes / (*m * 1e-3) / 1e9);
 #if MEMLAB_HAVE_NCCL
   std::vector<lane> nlanes;
   for (int r = 0; r < n; ++r) nlanes.push_back({r, w.streams[r].get()});
@@ -191,7 +188,18 @@ void allreduce_body(state& s) {
     MEMLAB_NCCL_CHECK(ncclGroupEnd());
   };
   ntimer.set_gated(true);
-  double const nccl_ms = median_lanes(s, ntimer, nccl_issue);
+  // NCCL warmed up as nccl-tests does (5 operations), then its batch sized like ours; its
+  // samples alternate with ours, so a slow phase of the machine falls on both.
+  for (int i = 0; i < 5; ++i) (void)ntimer.time(nccl_issue);
+  int const nbatch = s.timing().profile ? 1 : bench::batch_size_for(ntimer.time(nccl_issue));
+  auto nccl_sample = [&] {
+    return ntimer.time([&] {
+             for (int i = 0; i < nbatch; ++i) nccl_issue();
+           }) /
+           nbatch;
+  };
+  double const nccl_ms = time_lanes(s, timer, issue, nullptr, 0, nccl_sample);
+  if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * bytes / (*m * 1e-3) / 1e9);
   s.set_peer("NCCL all_reduce", nccl_ms);
   if (algo == allreduce_algorithm::automatic) {
     timer.set_gated(false);
@@ -205,6 +213,8 @@ void allreduce_body(state& s) {
   s.set_extra("nccl_bus_gbps", factor * bytes / (nccl_ms * 1e-3) / 1e9);
   s.set_extra("nccl_version", nccl_version_text());
 #else
+  time_lanes(s, timer, issue);
+  if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * bytes / (*m * 1e-3) / 1e9);
   s.set_extra("peer_note", nccl_missing());
 #endif
 }
@@ -239,7 +249,7 @@ registrar const reg_allreduce{[] {
   e.axes[0].min_value = 16;
   e.body = allreduce_body;
   e.describe_axis("bytes", "bytes", "message size (floats x 4)", true);
-  e.describe_axis("variant", "", "memlab::peer_allreduce's choice (low_latency up to 256 KiB, then one-shot; "
+  e.describe_axis("variant", "", "memlab::peer_allreduce's choice (low_latency up to 1 MiB, then one-shot; "
                                  "two-shot above 256 KiB from 3 ranks), or one algorithm forced");
   e.metrics = {metrics::time(), {"gbps", "GB/s", "algorithm bandwidth"},
                {"extra.bus_gbps", "GB/s", "bus bandwidth: alg x 2(n-1)/n"}, metrics::vs_peer("NCCL all_reduce")};

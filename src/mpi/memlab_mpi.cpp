@@ -164,14 +164,12 @@ void run_point(bench::state& s, rank_context& rc) {
   // nccl-tests' definition: the throughput of 20 operations issued back to back, at every size
   // (where one host thread issues slower than the GPUs run, that is the time).
   constexpr int iters = 20;
-  (void)timed(1);  // the warm-up
-  int const batch = p.profile ? 1 : iters;
-  auto const samples = sample_ranks(w, p, batch, [&] { return timed(batch); });
   // The peer, nccl-tests' own loop: 5 warm-up operations, then per sample a barrier and 20
   // back to back on the host clock until this rank's stream is done, the slowest rank's time.
+  // It is sampled after each of the row's samples (alternating: both see the same machine).
   for (int i = 0; i < 5; ++i) issue();
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
-  auto const loop = sample_ranks(w, bench::capped(p, 0.5, 3), iters, [&] {
+  auto loop_once = [&] {
     MPI_Barrier(MPI_COMM_WORLD);
     auto const t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) issue();
@@ -180,6 +178,13 @@ void run_point(bench::state& s, rank_context& rc) {
     double slowest = 0;
     MPI_Allreduce(&ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
+  };
+  int const batch = p.profile ? 1 : iters;
+  std::vector<double> loop;
+  auto const samples = sample_ranks(w, p, batch, [&] {
+    double const ms = timed(batch);
+    loop.push_back(loop_once());
+    return ms;
   });
   if (w.rank != 0) return;
   s.set_peer("nccl-tests-style loop (host clock, 20 ops, slowest rank)", bench::summarize(loop).median);
