@@ -343,7 +343,7 @@ registrar const reg_staged{[] {
   e.description = "memlab::staged_transform against the measured duplex copy of the same bytes (its honest bound)";
   e.seed_ref = "000 §9.1.2";
   e.axes = {int_axis("bytes", {std::int64_t{256} << 20}, {std::int64_t{32} << 20}),
-            int_axis("chunk_bytes", {std::int64_t{4} << 20, std::int64_t{16} << 20}, {std::int64_t{4} << 20}),
+            int_axis("chunk_bytes", {std::int64_t{2} << 20, std::int64_t{4} << 20, std::int64_t{8} << 20, std::int64_t{16} << 20}, {std::int64_t{4} << 20}),
             int_axis("streams", {4}),
             variant_axis({"staged_transform"})};
   e.axes[0].min_value = 4;
@@ -353,7 +353,7 @@ registrar const reg_staged{[] {
   e.body = staged_body;
   e.describe_axis("bytes", "bytes", "bytes each way");
   e.describe_axis("chunk_bytes", "bytes", "the pipeline's chunk");
-  e.describe_axis("streams", "streams", "streams the chunks rotate over");
+  e.describe_axis("streams", "streams", "chunks in flight (kernel streams and device buffer pairs)");
   e.describe_axis("variant", "", "the library on pinned buffers with a copy-bound kernel (2x + 0.5)");
   e.metrics = {metrics::time(), metrics::gbps(), metrics::vs_peer("the duplex copy")};
   e.headline = best_row("How close does the staged pipeline come to the link's duplex rate?", {}, "median_ms",

@@ -35,12 +35,15 @@ staged_pipeline_core::staged_pipeline_core(std::size_t in_elem_bytes, std::size_
   MEMLAB_EXPECTS(opt.streams >= 1 && opt.streams <= 64, "streams must be in 1..64");
   MEMLAB_EXPECTS(opt.chunk_bytes >= in_elem_bytes, "chunk_bytes must hold at least one input element");
   chunk_elems_ = opt.chunk_bytes / in_elem_bytes;
+  // Events only order host and device here, so timing is off (cheaper to record).
   for (int i = 0; i < opt.streams; ++i) {
     streams_.emplace_back(cudaStreamNonBlocking);
     d_in_.emplace_back(chunk_elems_ * in_bytes_);
     d_out_.emplace_back(chunk_elems_ * out_bytes_);
+    copied_in_.emplace_back(cudaEventDisableTiming);
+    computed_.emplace_back(cudaEventDisableTiming);
+    copied_out_.emplace_back(cudaEventDisableTiming);
   }
-  // Events only order host and device here, so timing is off (cheaper to record).
   for (int i = 0; i < 2 * opt.streams; ++i) done_.emplace_back(cudaEventDisableTiming);
 }
 
@@ -49,6 +52,8 @@ staged_pipeline_core::~staged_pipeline_core() { wait_all(); }
 void staged_pipeline_core::wait_all() noexcept {
   for (auto& s : streams_)
     if (s.get()) MEMLAB_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(s.get()));
+  for (auto* s : {&up_, &down_})
+    if (s->get()) MEMLAB_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(s->get()));
 }
 
 void staged_pipeline_core::ensure_staging() {
@@ -133,7 +138,8 @@ void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t 
   try {
     for (std::size_t c = 0; c < chunks; ++c) {
       std::size_t const slot = c % slots;
-      cudaStream_t const st = streams_[c % nstreams].get();
+      std::size_t const ring = c % nstreams;  // the device buffers and kernel stream of chunk c
+      cudaStream_t const st = streams_[ring].get();
       std::size_t const len = chunk_len(c);
       // The slot (and its staging) is free once the chunk that used it two rounds ago is done.
       if (c >= slots) {
@@ -151,15 +157,28 @@ void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t 
         std::memcpy(stage_in_[slot].data(), src, len * in_bytes_);
         src = stage_in_[slot].data();
       }
-      char* const d_in = d_in_[c % nstreams].data();
-      char* const d_out = d_out_[c % nstreams].data();
-      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_in, src, len * in_bytes_, cudaMemcpyHostToDevice, st));
+      char* const d_in = d_in_[ring].data();
+      char* const d_out = d_out_[ring].data();
+      // Every H2D copy on one stream and every D2H copy on another, each in chunk order: a
+      // direction's copy engine always has the next chunk queued behind the current one, and
+      // the two directions share the link as a duplex copy does. Kernels rotate over `streams`
+      // streams. Events order a chunk's three steps and the reuse of its device buffers
+      // (chunk c + streams reuses chunk c's: its H2D waits for chunk c's kernel, its kernel
+      // for chunk c's D2H).
+      if (c >= nstreams) MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(up_.get(), computed_[ring].get(), 0));
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_in, src, len * in_bytes_, cudaMemcpyHostToDevice, up_.get()));
+      MEMLAB_CUDA_CHECK(cudaEventRecord(copied_in_[ring].get(), up_.get()));
+      MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(st, copied_in_[ring].get(), 0));
+      if (c >= nstreams) MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(st, copied_out_[ring].get(), 0));
       fn(ctx, d_in, d_out, len, st);
       MEMLAB_CHECK_LAUNCH();
+      MEMLAB_CUDA_CHECK(cudaEventRecord(computed_[ring].get(), st));
+      MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(down_.get(), computed_[ring].get(), 0));
       void* dst = stage_out ? static_cast<void*>(stage_out_[slot].data())
                             : static_cast<void*>(out + c * chunk_elems_ * out_bytes_);
-      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst, d_out, len * out_bytes_, cudaMemcpyDeviceToHost, st));
-      MEMLAB_CUDA_CHECK(cudaEventRecord(done_[slot].get(), st));
+      MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst, d_out, len * out_bytes_, cudaMemcpyDeviceToHost, down_.get()));
+      MEMLAB_CUDA_CHECK(cudaEventRecord(copied_out_[ring].get(), down_.get()));
+      MEMLAB_CUDA_CHECK(cudaEventRecord(done_[slot].get(), down_.get()));
       if (stage_out) {
         {
           std::lock_guard<std::mutex> lk(m);
@@ -175,7 +194,9 @@ void staged_pipeline_core::run(void const* host_in, void* host_out, std::size_t 
     }
     finish_worker();
     if (worker_error) std::rethrow_exception(worker_error);
+    down_.synchronize();  // the last D2H follows every chunk's kernel and copies
     for (auto& s : streams_) s.synchronize();
+    up_.synchronize();
   } catch (...) {
     // Enqueued copies still read and write the staging and the caller's buffers: stop the
     // worker after what was issued, and wait for the device, before unwinding.
