@@ -151,7 +151,7 @@ void capacity_body(state& s) {
   bool all_ok = true;
   for (std::size_t f : fine_footprints(stride, max)) {
     auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
-    mh::write_chain(chain.data(), next, stride / 4, s.stream());
+    mh::write_slot_chain(chain.data(), next, stride / 4, s.stream());
     std::uint64_t const warm = warmup_loads(next.size(), f, s.device().l2_bytes);
     std::vector<double> cyc, ns;
     std::uint32_t at = 0;
@@ -380,18 +380,20 @@ std::vector<std::size_t> quarter_octaves(std::size_t lo, std::size_t hi, std::si
   return out;
 }
 
-/// Dependent ld.global.cg loads through a random cycle of slots `stride` apart (128 KiB: 16
-/// slots in each 2 MiB page, the page size of cudaMalloc on recent GPUs). The lines touched
-/// (16 a page, 16 MiB at 16 GiB) stay in L2 after the warm-up pass, and 16 lines a page
-/// average the near and far L2 partitions' latencies even over a few pages, so the only thing
-/// that grows with the footprint is the number of pages: the steps are the TLB levels.
+/// Dependent ld.global.cg loads through a random cycle of slots `stride` apart (512 KiB: 4
+/// slots in each 2 MiB page, the page size of cudaMalloc on recent GPUs). At most 2^17 slots,
+/// so the lines touched (16 MiB of L2 at most) stay in L2 after the warm-up pass, and several
+/// lines a page average the near and far L2 partitions' latencies: the only thing that grows
+/// with the footprint is the number of pages, so the steps are the TLB levels. The chain is
+/// slot-indexed (the address computed from the slot in 64 bits), so the footprint may pass 16
+/// GiB: up to 70% of the free memory or 2^17 slots (64 GiB at 512 KiB).
 void tlb_body(state& s) {
   auto const stride = static_cast<std::size_t>(s.get_int("stride"));
   if (stride % 4) s.skip("stride must be a multiple of 4 bytes");
   std::size_t free_b = 0, total_b = 0;
   MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  std::size_t max = std::min<std::size_t>(std::size_t{16} << 30, free_b / 10 * 7);
-  max = std::min(max, stride * (std::size_t{1} << 17));  // at most 2^17 slots: warm-up passes stay cheap
+  // At most 2^17 slots: the touched lines fit L2 and warm-up passes stay cheap.
+  std::size_t const max = std::min<std::size_t>(free_b / 10 * 7, stride * (std::size_t{1} << 17));
   std::size_t const lo = std::max<std::size_t>(4 * stride, std::size_t{8} << 20);
   if (max < 4 * lo) s.skip("too little free device memory for a TLB sweep from " + std::to_string(lo >> 20) + " MiB");
   device_buffer<std::uint32_t> chain(max / 4);
@@ -400,12 +402,12 @@ void tlb_body(state& s) {
   bool all_ok = true;
   for (std::size_t f : quarter_octaves(lo, max, stride)) {
     auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
-    mh::write_chain(chain.data(), next, stride / 4, s.stream());
+    mh::write_slot_chain(chain.data(), next, stride / 4, s.stream());
     std::uint64_t const warm = next.size();  // a full pass: every line in L2, the latest pages in the TLB
     std::vector<double> cyc, ns;
     std::uint32_t at = 0;
     for (int rep = 0; rep < 3; ++rep) {
-      auto const r = mh::pointer_chase(chain.data(), stride / 4, mh::load_path::cg, at, rep == 0 ? warm : 0, loads, s.stream());
+      auto const r = mh::slot_chase(chain.data(), stride / 4, at, rep == 0 ? warm : 0, loads, s.stream());
       all_ok = all_ok && r.last_slot == mh::follow(next, at, (rep == 0 ? warm : 0) + loads);
       at = r.last_slot;
       cyc.push_back(r.cycles_per_load);
@@ -777,19 +779,19 @@ registrar const onchip{[] {
 registrar const tlb{[] {
   experiment e;
   e.id = "hierarchy.tlb";
-  e.description = "dependent loads over 8 MiB to 16 GiB of 2 MiB pages, every line in L2: the TLB reach";
+  e.description = "dependent loads over 8 MiB to 64 GiB (70% of free memory) of 2 MiB pages, every line in L2: the TLB reach";
   e.seed_ref = "004 §5.1 (beyond the seed: address translation)";
-  e.axes = {int_axis("stride", {131072})};
+  e.axes = {int_axis("stride", {524288})};
   e.axes[0].min_value = 4;
   e.body = tlb_body;
-  e.describe_axis("stride", "bytes", "distance between the chase's slots (128 KiB: 16 a 2 MiB page; 2097152: one a page)");
+  e.describe_axis("stride", "bytes", "distance between the chase's slots (512 KiB: 4 a 2 MiB page; 2097152: one a page)");
   e.metrics = {metrics::time(), {"extra.tlb_reach_bytes", "bytes", "footprint where the first latency step begins"},
                {"extra.cycles_within_reach", "cycles", "cycles per load while every page is in the TLB"},
                {"extra.cycles_past_reach", "cycles", "cycles per load past the first step"}};
   e.headline = best_row("How far does the TLB reach, and what does a miss cost?", {}, "extra.tlb_reach_bytes");
   e.headline.higher_is_better = true;
-  e.prose = {"Dependent ld.global.cg loads through a random cycle of slots 128 KiB apart (16 in each 2 MiB page), "
-             "footprints from 8 MiB to 16 GiB (or what the free memory allows) in quarter octaves. The lines touched "
+  e.prose = {"Dependent ld.global.cg loads through a random cycle of slots 512 KiB apart (4 in each 2 MiB page), "
+             "footprints from 8 MiB to 64 GiB (or 70% of the free memory) in quarter octaves. The lines touched "
              "stay in L2, so the latency rises only when the pages outgrow a TLB level; find_steps locates each rise.",
              "extra.steps: each TLB level's reach and the cycles on either side of it.", ""};
   return e;

@@ -1,5 +1,6 @@
 // Bandwidth vs footprint: every SM streams 16-byte loads over a footprint sized to live in
 // one level (L1, L2, device memory), repeated so the level's rate dominates the launch.
+#include "kernels/hierarchy/block_sum.cuh"
 #include "kernels/hierarchy/hierarchy.hpp"
 #include "memlab/error.hpp"
 
@@ -27,15 +28,7 @@ __global__ void __launch_bounds__(threads) footprint_kernel(uint4 const* in, uin
       if constexpr (Write) out[i] = make_uint4(v.x + 1, v.y + 1, v.z + 1, v.w + 1);
     }
   }
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  __shared__ std::uint32_t warp_sums[threads / 32];
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    std::uint32_t total = 0;
-    for (int w = 0; w < threads / 32; ++w) total += warp_sums[w];
-    block_sums[blockIdx.x] = total;
-  }
+  detail::store_block_sum<threads>(sum, block_sums);
 }
 
 /// One 16-byte load, through L2 only (ld.global.cg) or the read-only path without an L1 line
@@ -97,15 +90,7 @@ __global__ void __launch_bounds__(threads, grid_stride_min_blocks(U)) grid_strid
       sum += (v.x + v.y) + (v.z + v.w);
     }
   }
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  __shared__ std::uint32_t warp_sums[threads / 32];
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    std::uint32_t total = 0;
-    for (int w = 0; w < threads / 32; ++w) total += warp_sums[w];
-    block_sums[blockIdx.x] = total;
-  }
+  detail::store_block_sum<threads>(sum, block_sums);
 }
 
 using grid_stride_fn = void (*)(uint4 const*, std::size_t, int, std::uint32_t*);

@@ -98,7 +98,59 @@ __global__ void chase_kernel(std::uint32_t const* chain, std::uint32_t start_wor
   out[2] = j;
 }
 
+__global__ void scatter_slot_chain(std::uint32_t* chain, std::uint32_t const* next, std::size_t slots,
+                                   std::size_t stride_words) {
+  for (std::size_t s = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; s < slots;
+       s += std::size_t{gridDim.x} * blockDim.x)
+    chain[s * stride_words] = next[s];
+}
+
+/// out: [cycles, ns, last slot]
+__global__ void slot_chase_kernel(std::uint32_t const* chain, std::uint64_t stride_words, std::uint32_t start,
+                                  std::uint64_t warmup, std::uint64_t loads, std::uint64_t* out) {
+  std::uint32_t j = start;
+  for (std::uint64_t i = 0; i < warmup; ++i) j = load_word<load_path::cg>(chain + j * stride_words);
+  std::uint64_t const c0 = clock64();
+  std::uint64_t const n0 = global_ns();
+  for (std::uint64_t i = 0; i < loads; ++i) j = load_word<load_path::cg>(chain + j * stride_words);
+  std::uint64_t const c1 = clock64();
+  std::uint64_t const n1 = global_ns();
+  out[0] = c1 - c0;
+  out[1] = n1 - n0;
+  out[2] = j;
+}
+
 }  // namespace
+
+void write_slot_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
+                      cudaStream_t stream) {
+  MEMLAB_EXPECTS(stride_words >= 1, "stride_words must be >= 1");
+  MEMLAB_EXPECTS(!next.empty(), "the chain needs at least one slot");
+  device_buffer<std::uint32_t> d_next(next.size());
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), next.size() * sizeof(std::uint32_t),
+                                    cudaMemcpyHostToDevice, stream));
+  int const blocks = static_cast<int>(std::min<std::size_t>((next.size() + 255) / 256, 4096));
+  scatter_slot_chain<<<blocks, 256, 0, stream>>>(chain, d_next.data(), next.size(), stride_words);
+  MEMLAB_CHECK_LAUNCH();
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // d_next dies here
+}
+
+chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, std::uint32_t start, std::uint64_t warmup,
+                        std::uint64_t loads, cudaStream_t stream) {
+  MEMLAB_EXPECTS(loads >= 1, "loads must be >= 1");
+  MEMLAB_EXPECTS(stride_words >= 1, "stride_words must be >= 1");
+  device_buffer<std::uint64_t> out(3);
+  slot_chase_kernel<<<1, 1, 0, stream>>>(chain, stride_words, start, warmup, loads, out.data());
+  MEMLAB_CHECK_LAUNCH();
+  std::uint64_t h[3];
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  chase_result r;
+  r.cycles_per_load = static_cast<double>(h[0]) / static_cast<double>(loads);
+  r.ns_per_load = static_cast<double>(h[1]) / static_cast<double>(loads);
+  r.last_slot = static_cast<std::uint32_t>(h[2]);
+  return r;
+}
 
 void write_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
                  cudaStream_t stream) {

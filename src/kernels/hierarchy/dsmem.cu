@@ -4,6 +4,7 @@
 // dsmem_kernel() for the kernel and check its image first (memlab/arch.hpp).
 #include <cooperative_groups.h>
 
+#include "kernels/hierarchy/block_sum.cuh"
 #include "kernels/hierarchy/hierarchy.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
@@ -87,15 +88,7 @@ __global__ void dsmem_stream_kernel(int words, int distance, int reps, std::uint
       sum += a + b + c + d;
     }
   }
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  __shared__ std::uint32_t warp_sums[32];
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    std::uint32_t total = 0;
-    for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) total += warp_sums[w];
-    block_sums[blockIdx.x] = total;
-  }
+  detail::store_block_sum<dsmem_threads>(sum, block_sums);  // launched with dsmem_threads threads
   cluster.sync();
 #else
   __trap();
