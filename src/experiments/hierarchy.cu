@@ -151,7 +151,7 @@ void capacity_body(state& s) {
   bool all_ok = true;
   for (std::size_t f : fine_footprints(stride, max)) {
     auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
-    mh::write_slot_chain(chain.data(), next, stride / 4, s.stream());
+    mh::write_chain(chain.data(), next, stride / 4, s.stream());
     std::uint64_t const warm = warmup_loads(next.size(), f, s.device().l2_bytes);
     std::vector<double> cyc, ns;
     std::uint32_t at = 0;
@@ -429,12 +429,29 @@ void tlb_body(state& s) {
   s.set_extra("cycles_per_load", cyc_med);
   s.set_extra("ns_per_load", ns_med);
   s.set_extra("pages_max", max / (std::size_t{2} << 20));
-  s.set_extra("cycles_within_reach", cyc_med.front());
-  if (!steps.empty()) {
+  // A TLB level whose miss is cheap (served one level down) does not step: past its reach a
+  // random chase misses 1 - reach / F of its loads, so the latency climbs gradually
+  // (mh::fit_gradual_step). A costly level (a page-table walk) steps (find_steps).
+  auto const g = mh::fit_gradual_step(fp, cyc_med);
+  s.set_extra("gradual_fit", {{"found", g.found},
+                              {"reach_bytes", g.reach_bytes},
+                              {"base_cycles", g.base},
+                              {"miss_cycles", g.miss_cost},
+                              {"model", "cycles = base + miss x max(0, 1 - reach / footprint), least squares"}});
+  s.set_extra("cycles_within_reach", g.found ? g.base : cyc_med.front());
+  if (g.found) {
+    s.set_extra("tlb_reach_bytes", g.reach_bytes);
+    s.set_extra("cycles_past_reach", g.base + g.miss_cost);
+    s.set_extra("tlb_miss_cycles", g.miss_cost);
+  } else if (!steps.empty()) {
     s.set_extra("tlb_reach_bytes", steps.front().capacity_bytes);
     s.set_extra("cycles_past_reach", steps.front().above);
+  }
+  if (!steps.empty()) {
     s.set_extra("tlb_reach_last_bytes", steps.back().capacity_bytes);
     s.set_extra("cycles_past_last_reach", steps.back().above);
+  } else {
+    s.set_extra("no_step_up_to_bytes", fp.back());  // no level ran out with a step this far
   }
   // Time: the three timed passes at the largest footprint, from the kernel's own timer.
   s.set_samples(last_ms, "events");

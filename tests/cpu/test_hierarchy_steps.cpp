@@ -39,3 +39,30 @@ TEST(HierarchySteps, AFlatCurveHasNoStepAndNoiseIsNotOne) {
   EXPECT_TRUE(find_steps(fp, lat).empty());
   EXPECT_TRUE(find_steps({1024}, {5}).empty());
 }
+
+TEST(HierarchySteps, GradualStepFindsTheReachAndTheMissCost) {
+  // base 292 cycles, a miss 10.5 more, reach 256 MiB; quarter octaves from 8 MiB to 64 GiB,
+  // with +-0.6 cycles of alternating noise.
+  std::vector<double> fp, lat;
+  double const reach = 256.0 * (1 << 20);
+  int i = 0;
+  for (double f = 8.0 * (1 << 20); f <= 64.0 * (1u << 30); f *= std::pow(2.0, 0.25), ++i) {
+    fp.push_back(f);
+    lat.push_back(292 + 10.5 * std::max(0.0, 1 - reach / f) + (i % 2 ? 0.6 : -0.6));
+  }
+  auto const g = memlab::hierarchy::fit_gradual_step(fp, lat);
+  ASSERT_TRUE(g.found);
+  EXPECT_NEAR(std::log2(g.reach_bytes / reach), 0.0, 0.26);  // within a quarter octave
+  EXPECT_NEAR(g.miss_cost, 10.5, 1.0);
+  EXPECT_NEAR(g.base, 292, 1.0);
+}
+
+TEST(HierarchySteps, GradualStepIsNotFoundOnAFlatCurve) {
+  std::vector<double> fp, lat;
+  int i = 0;
+  for (double f = 8.0 * (1 << 20); f <= 16.0 * (1u << 30); f *= std::pow(2.0, 0.25), ++i) {
+    fp.push_back(f);
+    lat.push_back(300 + (i % 3) * 0.8);
+  }
+  EXPECT_FALSE(memlab::hierarchy::fit_gradual_step(fp, lat).found);
+}
