@@ -802,15 +802,16 @@ registrar const tlb{[] {
   e.axes[0].min_value = 4;
   e.body = tlb_body;
   e.describe_axis("stride", "bytes", "distance between the chase's slots (512 KiB: 4 a 2 MiB page; 2097152: one a page)");
-  e.metrics = {metrics::time(), {"extra.tlb_reach_bytes", "bytes", "footprint where the first latency step begins"},
+  e.metrics = {metrics::time(), {"extra.tlb_reach_bytes", "bytes", "footprint where the latency begins to climb (the first TLB level's reach)"},
                {"extra.cycles_within_reach", "cycles", "cycles per load while every page is in the TLB"},
-               {"extra.cycles_past_reach", "cycles", "cycles per load past the first step"}};
+               {"extra.cycles_past_reach", "cycles", "cycles per load once every load misses the first level"}};
   e.headline = best_row("How far does the TLB reach, and what does a miss cost?", {}, "extra.tlb_reach_bytes");
   e.headline.higher_is_better = true;
   e.prose = {"Dependent ld.global.cg loads through a random cycle of slots 512 KiB apart (4 in each 2 MiB page), "
              "footprints from 8 MiB to 64 GiB (or 70% of the free memory) in quarter octaves. The lines touched "
-             "stay in L2, so the latency rises only when the pages outgrow a TLB level; find_steps locates each rise.",
-             "extra.steps: each TLB level's reach and the cycles on either side of it.", ""};
+             "stay in L2, so the latency rises only when the pages outgrow a TLB level: a level with cheap misses "
+             "climbs gradually past its reach (fit_gradual_step), one with costly misses steps (find_steps).",
+             "extra.gradual_fit (the first level's reach and miss cost) and extra.steps.", ""};
   return e;
 }()};
 
