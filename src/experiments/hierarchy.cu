@@ -380,30 +380,35 @@ std::vector<std::size_t> quarter_octaves(std::size_t lo, std::size_t hi, std::si
   return out;
 }
 
-/// Dependent ld.global.cg loads through a random cycle of slots `stride` apart (512 KiB: 4
-/// slots in each 2 MiB page, the page size of cudaMalloc on recent GPUs). At most 2^17 slots,
-/// so the lines touched (16 MiB of L2 at most) stay in L2 after the warm-up pass, and several
-/// lines a page average the near and far L2 partitions' latencies: the only thing that grows
-/// with the footprint is the number of pages, so the steps are the TLB levels. The chain is
-/// slot-indexed (the address computed from the slot in 64 bits), so the footprint may pass 16
-/// GiB: up to 70% of the free memory or 2^17 slots (64 GiB at 512 KiB).
+/// Dependent ld.global.cg loads through a random cycle of slots spread evenly over each
+/// footprint F: clamp(F / 2 KiB, 4096, slots_max) of them, line-aligned, so every footprint
+/// averages thousands of lines over the near and far L2 partitions (a few lines would weigh
+/// whichever partition they happen to hash to), and at most slots_max (2^17: 16 MiB of lines)
+/// stay in L2 after the warm-up pass. The only thing that grows with F is the number of 2 MiB
+/// pages (cudaMalloc's page size on recent GPUs), so the climbs and steps are the TLB levels.
+/// The chain is slot-indexed (the address computed from the slot in 64 bits), so F may pass
+/// 16 GiB: up to 70% of the free memory.
 void tlb_body(state& s) {
-  auto const stride = static_cast<std::size_t>(s.get_int("stride"));
-  if (stride % 4) s.skip("stride must be a multiple of 4 bytes");
+  auto const slots_max = static_cast<std::size_t>(s.get_int("slots_max"));
+  std::size_t constexpr slots_min = 4096;
+  if (slots_max < slots_min) s.skip("slots_max must be at least 4096");
   std::size_t free_b = 0, total_b = 0;
   MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  // At most 2^17 slots: the touched lines fit L2 and warm-up passes stay cheap.
-  std::size_t const max = std::min<std::size_t>(free_b / 10 * 7, stride * (std::size_t{1} << 17));
-  std::size_t const lo = std::max<std::size_t>(4 * stride, std::size_t{8} << 20);
+  std::size_t constexpr page = std::size_t{2} << 20;
+  std::size_t const max = free_b / 10 * 7 / page * page;
+  std::size_t const lo = std::size_t{8} << 20;
   if (max < 4 * lo) s.skip("too little free device memory for a TLB sweep from " + std::to_string(lo >> 20) + " MiB");
   device_buffer<std::uint32_t> chain(max / 4);
-  std::uint64_t const loads = s.quick() ? 512 : 2048;
-  std::vector<double> fp, cyc_med, ns_med, last_ms;
+  std::uint64_t const loads = s.quick() ? 2048 : 8192;
+  std::vector<double> fp, cyc_med, ns_med, last_ms, slots_used;
   bool all_ok = true;
-  for (std::size_t f : quarter_octaves(lo, max, stride)) {
-    auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
+  for (std::size_t f : quarter_octaves(lo, max, page)) {
+    std::size_t const slots = std::clamp<std::size_t>(f / 2048, slots_min, slots_max);
+    std::size_t const stride = f / slots / 128 * 128;  // bytes between slots, whole lines
+    auto const next = mh::random_cycle(slots, s.seed() ^ f);
     mh::write_slot_chain(chain.data(), next, stride / 4, s.stream());
     std::uint64_t const warm = next.size();  // a full pass: every line in L2, the latest pages in the TLB
+    slots_used.push_back(static_cast<double>(slots));
     std::vector<double> cyc, ns;
     std::uint32_t at = 0;
     for (int rep = 0; rep < 3; ++rep) {
@@ -428,7 +433,8 @@ void tlb_body(state& s) {
   s.set_extra("footprint_bytes", fp);
   s.set_extra("cycles_per_load", cyc_med);
   s.set_extra("ns_per_load", ns_med);
-  s.set_extra("pages_max", max / (std::size_t{2} << 20));
+  s.set_extra("pages_max", max / page);
+  s.set_extra("slots", slots_used);
   // A TLB level whose miss is cheap (served one level down) does not step: past its reach a
   // random chase misses 1 - reach / F of its loads, so the latency climbs gradually
   // (mh::fit_gradual_step). A costly level (a page-table walk) steps (find_steps).
@@ -796,19 +802,19 @@ registrar const onchip{[] {
 registrar const tlb{[] {
   experiment e;
   e.id = "hierarchy.tlb";
-  e.description = "dependent loads over 8 MiB to 64 GiB (70% of free memory) of 2 MiB pages, every line in L2: the TLB reach";
+  e.description = "dependent loads over 8 MiB to 70% of free memory of 2 MiB pages, every line in L2: the TLB reach";
   e.seed_ref = "004 §5.1 (beyond the seed: address translation)";
-  e.axes = {int_axis("stride", {524288})};
-  e.axes[0].min_value = 4;
+  e.axes = {int_axis("slots_max", {131072})};
+  e.axes[0].min_value = 4096;
   e.body = tlb_body;
-  e.describe_axis("stride", "bytes", "distance between the chase's slots (512 KiB: 4 a 2 MiB page; 2097152: one a page)");
+  e.describe_axis("slots_max", "slots", "most lines a footprint's chase touches (2^17: 16 MiB, kept in L2); at least 4096");
   e.metrics = {metrics::time(), {"extra.tlb_reach_bytes", "bytes", "footprint where the latency begins to climb (the first TLB level's reach)"},
                {"extra.cycles_within_reach", "cycles", "cycles per load while every page is in the TLB"},
                {"extra.cycles_past_reach", "cycles", "cycles per load once every load misses the first level"}};
   e.headline = best_row("How far does the TLB reach, and what does a miss cost?", {}, "extra.tlb_reach_bytes");
   e.headline.higher_is_better = true;
-  e.prose = {"Dependent ld.global.cg loads through a random cycle of slots 512 KiB apart (4 in each 2 MiB page), "
-             "footprints from 8 MiB to 64 GiB (or 70% of the free memory) in quarter octaves. The lines touched "
+  e.prose = {"Dependent ld.global.cg loads through a random cycle of 4096 to 2^17 slots spread over each footprint, "
+             "from 8 MiB to 70% of the free memory in quarter octaves. The lines touched "
              "stay in L2, so the latency rises only when the pages outgrow a TLB level: a level with cheap misses "
              "climbs gradually past its reach (fit_gradual_step), one with costly misses steps (find_steps).",
              "extra.gradual_fit (the first level's reach and miss cost) and extra.steps.", ""};
