@@ -381,13 +381,14 @@ std::vector<std::size_t> quarter_octaves(std::size_t lo, std::size_t hi, std::si
 }
 
 /// Dependent ld.global.cg loads through a random cycle of slots spread evenly over each
-/// footprint F: clamp(F / 2 KiB, 4096, slots_max) of them, line-aligned, so every footprint
-/// averages thousands of lines over the near and far L2 partitions (a few lines would weigh
-/// whichever partition they happen to hash to), and at most slots_max (2^17: 16 MiB of lines)
-/// stay in L2 after the warm-up pass. The only thing that grows with F is the number of 2 MiB
-/// pages (cudaMalloc's page size on recent GPUs), so the climbs and steps are the TLB levels.
-/// The chain is slot-indexed (the address computed from the slot in 64 bits), so F may pass
-/// 16 GiB: up to 70% of the free memory.
+/// footprint F: one a 2 MiB page (cudaMalloc's page size on recent GPUs), at least 4096, at
+/// most slots_max (65536: 8 MiB of lines, kept in L2 after the warm-up pass). 4096 lines
+/// average the near and far L2 partitions at every footprint, and the lines stay few, so the
+/// only thing that grows with F is the number of pages touched: the climbs and steps are the
+/// TLB levels. Slots sit a 128-byte line further into their stride for each of 16 (a stride of
+/// exactly 2 MiB would put every line at the same page offset, in the same cache sets). The
+/// chain is slot-indexed (the address computed from the slot in 64 bits), so F may pass 16
+/// GiB: up to 70% of the free memory.
 void tlb_body(state& s) {
   auto const slots_max = static_cast<std::size_t>(s.get_int("slots_max"));
   std::size_t constexpr slots_min = 4096;
@@ -402,17 +403,18 @@ void tlb_body(state& s) {
   std::uint64_t const loads = s.quick() ? 2048 : 8192;
   std::vector<double> fp, cyc_med, ns_med, last_ms, slots_used;
   bool all_ok = true;
+  std::size_t constexpr stagger = 128 / 4;  // words: one line
   for (std::size_t f : quarter_octaves(lo, max, page)) {
-    std::size_t const slots = std::clamp<std::size_t>(f / 2048, slots_min, slots_max);
-    std::size_t const stride = f / slots / 128 * 128;  // bytes between slots, whole lines
+    std::size_t const slots = std::clamp<std::size_t>(f / page, slots_min, slots_max);
+    std::size_t const stride = f / slots / 128 * 128;  // bytes between slots, whole lines (>= 2 KiB)
     auto const next = mh::random_cycle(slots, s.seed() ^ f);
-    mh::write_slot_chain(chain.data(), next, stride / 4, s.stream());
+    mh::write_slot_chain(chain.data(), next, stride / 4, stagger, s.stream());
     std::uint64_t const warm = next.size();  // a full pass: every line in L2, the latest pages in the TLB
     slots_used.push_back(static_cast<double>(slots));
     std::vector<double> cyc, ns;
     std::uint32_t at = 0;
     for (int rep = 0; rep < 3; ++rep) {
-      auto const r = mh::slot_chase(chain.data(), stride / 4, at, rep == 0 ? warm : 0, loads, s.stream());
+      auto const r = mh::slot_chase(chain.data(), stride / 4, stagger, at, rep == 0 ? warm : 0, loads, s.stream());
       all_ok = all_ok && r.last_slot == mh::follow(next, at, (rep == 0 ? warm : 0) + loads);
       at = r.last_slot;
       cyc.push_back(r.cycles_per_load);
@@ -804,16 +806,16 @@ registrar const tlb{[] {
   e.id = "hierarchy.tlb";
   e.description = "dependent loads over 8 MiB to 70% of free memory of 2 MiB pages, every line in L2: the TLB reach";
   e.seed_ref = "004 §5.1 (beyond the seed: address translation)";
-  e.axes = {int_axis("slots_max", {131072})};
+  e.axes = {int_axis("slots_max", {65536})};
   e.axes[0].min_value = 4096;
   e.body = tlb_body;
-  e.describe_axis("slots_max", "slots", "most lines a footprint's chase touches (2^17: 16 MiB, kept in L2); at least 4096");
+  e.describe_axis("slots_max", "slots", "most lines (and pages) a footprint's chase touches (65536: 8 MiB of lines, 128 GiB of pages); at least 4096");
   e.metrics = {metrics::time(), {"extra.tlb_reach_bytes", "bytes", "footprint where the latency begins to climb (the first TLB level's reach)"},
                {"extra.cycles_within_reach", "cycles", "cycles per load while every page is in the TLB"},
                {"extra.cycles_past_reach", "cycles", "cycles per load once every load misses the first level"}};
   e.headline = best_row("How far does the TLB reach, and what does a miss cost?", {}, "extra.tlb_reach_bytes");
   e.headline.higher_is_better = true;
-  e.prose = {"Dependent ld.global.cg loads through a random cycle of 4096 to 2^17 slots spread over each footprint, "
+  e.prose = {"Dependent ld.global.cg loads through a random cycle of one slot a 2 MiB page (at least 4096) spread over each footprint, "
              "from 8 MiB to 70% of the free memory in quarter octaves. The lines touched "
              "stay in L2, so the latency rises only when the pages outgrow a TLB level: a level with cheap misses "
              "climbs gradually past its reach (fit_gradual_step), one with costly misses steps (find_steps).",

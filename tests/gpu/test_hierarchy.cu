@@ -33,17 +33,20 @@ TEST(HierarchyChase, EveryPathEndsWhereTheHostSays) {
 TEST(HierarchyChase, SlotChainEndsWhereTheHostSays) {
   MEMLAB_REQUIRE_GPU();
   for (std::size_t stride_words : {std::size_t{1}, std::size_t{4096}}) {
+    std::size_t const stagger = stride_words >= 512 ? 32 : 0;  // one 128-byte line a step
     std::size_t const slots = 777;
     auto const next = mh::random_cycle(slots, 21 + stride_words);
     memlab::device_buffer<std::uint32_t> chain(slots * stride_words);
     chain.fill_bytes(0xFF);  // a word the chain should never read leads far out of bounds
-    mh::write_slot_chain(chain.data(), next, stride_words, nullptr);
-    auto const r = mh::slot_chase(chain.data(), stride_words, 5, 300, 2000, nullptr);
+    mh::write_slot_chain(chain.data(), next, stride_words, stagger, nullptr);
+    auto const r = mh::slot_chase(chain.data(), stride_words, stagger, 5, 300, 2000, nullptr);
     MEMLAB_EXPECT_LAUNCH_OK();
     EXPECT_EQ(r.last_slot, mh::follow(next, 5, 2300)) << "stride " << stride_words;
     EXPECT_GT(r.cycles_per_load, 1.0);
     EXPECT_GT(r.ns_per_load, 0.0);
   }
+  memlab::device_buffer<std::uint32_t> small(64);
+  EXPECT_THROW(mh::write_slot_chain(small.data(), mh::random_cycle(4, 1), 16, 32, nullptr), memlab::error);
 }
 
 TEST(HierarchyChase, RandomCycleVisitsEverySlotOnce) {

@@ -98,21 +98,27 @@ __global__ void chase_kernel(std::uint32_t const* chain, std::uint32_t start_wor
   out[2] = j;
 }
 
+/// Word of slot j: j * stride + (j % 16) * stagger.
+__host__ __device__ __forceinline__ std::uint64_t slot_word(std::uint64_t j, std::uint64_t stride_words,
+                                                            std::uint64_t stagger_words) {
+  return j * stride_words + (j & 15u) * stagger_words;
+}
+
 __global__ void scatter_slot_chain(std::uint32_t* chain, std::uint32_t const* next, std::size_t slots,
-                                   std::size_t stride_words) {
+                                   std::size_t stride_words, std::size_t stagger_words) {
   for (std::size_t s = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; s < slots;
        s += std::size_t{gridDim.x} * blockDim.x)
-    chain[s * stride_words] = next[s];
+    chain[slot_word(s, stride_words, stagger_words)] = next[s];
 }
 
 /// out: [cycles, ns, last slot]
-__global__ void slot_chase_kernel(std::uint32_t const* chain, std::uint64_t stride_words, std::uint32_t start,
-                                  std::uint64_t warmup, std::uint64_t loads, std::uint64_t* out) {
+__global__ void slot_chase_kernel(std::uint32_t const* chain, std::uint64_t stride_words, std::uint64_t stagger_words,
+                                  std::uint32_t start, std::uint64_t warmup, std::uint64_t loads, std::uint64_t* out) {
   std::uint32_t j = start;
-  for (std::uint64_t i = 0; i < warmup; ++i) j = load_word<load_path::cg>(chain + j * stride_words);
+  for (std::uint64_t i = 0; i < warmup; ++i) j = load_word<load_path::cg>(chain + slot_word(j, stride_words, stagger_words));
   std::uint64_t const c0 = clock64();
   std::uint64_t const n0 = global_ns();
-  for (std::uint64_t i = 0; i < loads; ++i) j = load_word<load_path::cg>(chain + j * stride_words);
+  for (std::uint64_t i = 0; i < loads; ++i) j = load_word<load_path::cg>(chain + slot_word(j, stride_words, stagger_words));
   std::uint64_t const c1 = clock64();
   std::uint64_t const n1 = global_ns();
   out[0] = c1 - c0;
@@ -123,24 +129,26 @@ __global__ void slot_chase_kernel(std::uint32_t const* chain, std::uint64_t stri
 }  // namespace
 
 void write_slot_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
-                      cudaStream_t stream) {
+                      std::size_t stagger_words, cudaStream_t stream) {
   MEMLAB_EXPECTS(stride_words >= 1, "stride_words must be >= 1");
+  MEMLAB_EXPECTS(stagger_words == 0 || stride_words >= 16 * stagger_words,
+                 "a staggered slot must stay inside its stride: stride_words >= 16 x stagger_words");
   MEMLAB_EXPECTS(!next.empty(), "the chain needs at least one slot");
   device_buffer<std::uint32_t> d_next(next.size());
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), next.size() * sizeof(std::uint32_t),
                                     cudaMemcpyHostToDevice, stream));
   int const blocks = static_cast<int>(std::min<std::size_t>((next.size() + 255) / 256, 4096));
-  scatter_slot_chain<<<blocks, 256, 0, stream>>>(chain, d_next.data(), next.size(), stride_words);
+  scatter_slot_chain<<<blocks, 256, 0, stream>>>(chain, d_next.data(), next.size(), stride_words, stagger_words);
   MEMLAB_CHECK_LAUNCH();
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // d_next dies here
 }
 
-chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, std::uint32_t start, std::uint64_t warmup,
-                        std::uint64_t loads, cudaStream_t stream) {
+chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, std::size_t stagger_words,
+                        std::uint32_t start, std::uint64_t warmup, std::uint64_t loads, cudaStream_t stream) {
   MEMLAB_EXPECTS(loads >= 1, "loads must be >= 1");
   MEMLAB_EXPECTS(stride_words >= 1, "stride_words must be >= 1");
   device_buffer<std::uint64_t> out(3);
-  slot_chase_kernel<<<1, 1, 0, stream>>>(chain, stride_words, start, warmup, loads, out.data());
+  slot_chase_kernel<<<1, 1, 0, stream>>>(chain, stride_words, stagger_words, start, warmup, loads, out.data());
   MEMLAB_CHECK_LAUNCH();
   std::uint64_t h[3];
   MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));

@@ -46,15 +46,19 @@ struct chase_result {
 chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words, load_path path,
                            std::uint32_t start, std::uint64_t warmup, std::uint64_t loads, cudaStream_t stream);
 
-/// The slot-indexed layout for footprints past 2^32 words (16 GiB): word s * stride_words
-/// holds next[s] itself, and the chase computes the address from the slot (a 64-bit multiply
-/// on the chain, a few cycles more per load than the word chain). `chain` spans at least
-/// slots * stride_words words; the other words are not touched.
+/// The slot-indexed layout for footprints past 2^32 words (16 GiB): slot j lives at word
+/// j * stride_words + (j % 16) * stagger_words and holds next[j] itself; the chase computes
+/// the address from the slot (a 64-bit multiply on the chain, a few cycles more per load than
+/// the word chain). A stagger (e.g. one 128-byte line) keeps slots a power of two apart from
+/// sharing their low address bits (and so their cache sets); it needs stride_words >= 16 x
+/// stagger_words. `chain` spans at least slots * stride_words words; the other words are not
+/// touched.
 void write_slot_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
-                      cudaStream_t stream);
+                      std::size_t stagger_words, cudaStream_t stream);
 /// One thread follows a slot chain through ld.global.cg: `warmup` untimed loads from slot
 /// `start`, then `loads` timed ones.
-chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, std::uint32_t start,
+chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, std::size_t stagger_words,
+                        std::uint32_t start,
                         std::uint64_t warmup, std::uint64_t loads, cudaStream_t stream);
 
 /// On-chip latencies, one warp or one thread, in cycles per dependent operation.
