@@ -50,8 +50,10 @@ TEST(HierarchySteps, GradualStepFindsTheReachAndTheMissCost) {
     fp.push_back(f);
     lat.push_back(292 + 10.5 * std::max(0.0, 1 - reach / f) + (i % 2 ? 0.6 : -0.6));
   }
-  auto const g = memlab::hierarchy::fit_gradual_step(fp, lat);
-  ASSERT_TRUE(g.found);
+  auto const levels = memlab::hierarchy::fit_gradual_levels(fp, lat);
+  ASSERT_EQ(levels.size(), 1u);
+  auto const& g = levels[0];
+  EXPECT_TRUE(g.found);
   EXPECT_NEAR(std::log2(g.reach_bytes / reach), 0.0, 0.26);  // within a quarter octave
   EXPECT_NEAR(g.miss_cost, 10.5, 1.0);
   EXPECT_NEAR(g.base, 292, 1.0);
@@ -64,5 +66,36 @@ TEST(HierarchySteps, GradualStepIsNotFoundOnAFlatCurve) {
     fp.push_back(f);
     lat.push_back(300 + (i % 3) * 0.8);
   }
-  EXPECT_FALSE(memlab::hierarchy::fit_gradual_step(fp, lat).found);
+  EXPECT_TRUE(memlab::hierarchy::fit_gradual_levels(fp, lat).empty());
+}
+
+TEST(HierarchySteps, GradualLevelsFindsTwoLevels) {
+  // The H200's shape: 301.5 cycles, +10 past 256 MiB, +160 past 64 GiB, to 90 GiB.
+  std::vector<double> fp, lat;
+  double const r1 = 256.0 * (1 << 20), r2 = 64.0 * (1ull << 30);
+  int i = 0;
+  for (double f = 8.0 * (1 << 20); f <= 91.0 * (1ull << 30); f *= std::pow(2.0, 0.25), ++i) {
+    fp.push_back(f);
+    lat.push_back(301.5 + 10 * std::max(0.0, 1 - r1 / f) + 160 * std::max(0.0, 1 - r2 / f) + (i % 2 ? 0.4 : -0.4));
+  }
+  auto const g = memlab::hierarchy::fit_gradual_levels(fp, lat);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_NEAR(std::log2(g[0].reach_bytes / r1), 0.0, 0.26);
+  EXPECT_NEAR(g[0].miss_cost, 10, 1.5);
+  EXPECT_NEAR(std::log2(g[1].reach_bytes / r2), 0.0, 0.26);
+  EXPECT_NEAR(g[1].miss_cost, 160, 15);
+}
+
+TEST(HierarchySteps, GradualLevelsKeepsOneLevelWhenThereIsOne) {
+  std::vector<double> fp, lat;
+  double const r1 = 256.0 * (1 << 20);
+  int i = 0;
+  for (double f = 8.0 * (1 << 20); f <= 54.0 * (1ull << 30); f *= std::pow(2.0, 0.25), ++i) {
+    fp.push_back(f);
+    lat.push_back(302 + 10 * std::max(0.0, 1 - r1 / f) + (i % 3 - 1) * 0.5);
+  }
+  auto const g = memlab::hierarchy::fit_gradual_levels(fp, lat);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_NEAR(std::log2(g[0].reach_bytes / r1), 0.0, 0.26);
+  EXPECT_NEAR(g[0].miss_cost, 10, 1.5);
 }

@@ -62,38 +62,65 @@ struct gradual_step {
   double miss_cost = 0;    ///< latency a miss adds (least squares over the points past the reach)
 };
 
-/// Fits latency(F) = base + miss_cost * max(0, 1 - reach / F) with `reach` one of the
-/// footprints (at least 3 points on each side), by least squares; `found` when the best fit's
-/// miss_cost is at least `min_rise` of base (1.5%: a few cycles on ~300, above the medians'
-/// noise). Host code: `footprints` ascending.
-inline gradual_step fit_gradual_step(std::vector<double> const& footprints, std::vector<double> const& latency,
-                                     double min_rise = 0.015) {
-  gradual_step best;
+/// Up to two TLB-like levels at once: latency(F) = base + sum over levels of
+/// miss_k * max(0, 1 - reach_k / F), reaches among the footprints (at least 2 points past
+/// each), costs >= 0 by least squares, base the median of the points up to the first reach.
+/// Two levels are reported only when their reaches are at least 4x apart, each costs at least
+/// `min_rise` of base, and the pair at least halves the best single level's squared error (one
+/// gradual climb would otherwise be split in two); else the best single level, if it costs
+/// `min_rise` of base. Returned in order of reach; empty when no level is found.
+inline std::vector<gradual_step> fit_gradual_levels(std::vector<double> const& footprints,
+                                                    std::vector<double> const& latency, double min_rise = 0.015) {
   std::size_t const n = std::min(footprints.size(), latency.size());
-  double best_sse = std::numeric_limits<double>::infinity();
-  for (std::size_t k = 2; k + 3 < n; ++k) {
-    double const reach = footprints[k];
-    double const base = detail::median_of(std::vector<double>(latency.begin(), latency.begin() + static_cast<long>(k) + 1));
-    double sxy = 0, sxx = 0;
-    for (std::size_t i = k + 1; i < n; ++i) {
-      double const x = 1 - reach / footprints[i];
-      sxy += x * (latency[i] - base);
-      sxx += x * x;
-    }
-    double const cost = sxx > 0 ? std::max(0.0, sxy / sxx) : 0.0;
-    double sse = 0;
+  auto miss = [&](std::size_t k, std::size_t i) { return footprints[i] > footprints[k] ? 1 - footprints[k] / footprints[i] : 0.0; };
+  double one_sse = std::numeric_limits<double>::infinity(), two_sse = one_sse;
+  gradual_step one;
+  std::vector<gradual_step> two;
+  for (std::size_t k1 = 2; k1 + 2 < n; ++k1) {
+    double const base = detail::median_of(std::vector<double>(latency.begin(), latency.begin() + static_cast<long>(k1) + 1));
+    double s11 = 0, s1y = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      double const x = footprints[i] > reach ? 1 - reach / footprints[i] : 0.0;
-      double const e = latency[i] - (base + cost * x);
-      sse += e * e;
+      s11 += miss(k1, i) * miss(k1, i);
+      s1y += miss(k1, i) * (latency[i] - base);
     }
-    if (sse < best_sse) {
-      best_sse = sse;
-      best = {false, reach, base, cost};
+    auto sse_of = [&](double c1, std::size_t k2, double c2) {
+      double sse = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        double const e = latency[i] - (base + c1 * miss(k1, i) + c2 * miss(k2, i));
+        sse += e * e;
+      }
+      return sse;
+    };
+    if (s11 > 0) {
+      double const c = std::max(0.0, s1y / s11), sse = sse_of(c, k1, 0);
+      if (sse < one_sse) one_sse = sse, one = {false, footprints[k1], base, c};
+    }
+    for (std::size_t k2 = k1 + 1; k2 + 2 < n; ++k2) {
+      if (footprints[k2] < 4 * footprints[k1]) continue;
+      double s12 = 0, s22 = 0, s2y = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        s12 += miss(k1, i) * miss(k2, i);
+        s22 += miss(k2, i) * miss(k2, i);
+        s2y += miss(k2, i) * (latency[i] - base);
+      }
+      double const det = s11 * s22 - s12 * s12;
+      if (det <= 0) continue;
+      double const c1 = (s1y * s22 - s2y * s12) / det, c2 = (s2y * s11 - s1y * s12) / det;
+      if (c1 < 0 || c2 < 0) continue;
+      double const sse = sse_of(c1, k2, c2);
+      if (sse < two_sse) two_sse = sse, two = {{false, footprints[k1], base, c1}, {false, footprints[k2], base, c2}};
     }
   }
-  best.found = best.base > 0 && best.miss_cost >= min_rise * best.base;
-  return best;
+  std::vector<gradual_step> out;
+  bool const pair = two.size() == 2 && two_sse * 2 <= one_sse && two[0].base > 0 &&
+                    two[0].miss_cost >= min_rise * two[0].base && two[1].miss_cost >= min_rise * two[1].base;
+  if (pair) {
+    out = two;
+  } else if (one.base > 0 && one.miss_cost >= min_rise * one.base) {
+    out.push_back(one);
+  }
+  for (auto& g : out) g.found = true;
+  return out;
 }
 
 }  // namespace memlab::hierarchy
