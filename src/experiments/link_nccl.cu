@@ -12,6 +12,7 @@
 // synchronisation of every stream. link.allreduce gates both (the GPUs' time alone).
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -177,6 +178,7 @@ void allreduce_body(state& s) {
   // Ours and NCCL's both gated: the GPUs' time for back-to-back operations, not one host
   // thread's issue rate (which bounds both at small sizes; the auto rows record it too).
   timer.set_gated(true);
+  std::function<double()> nccl_sample;  // one sample of the peer (ms per operation); none without NCCL
 #if MEMLAB_HAVE_NCCL
   std::vector<lane> nlanes;
   for (int r = 0; r < n; ++r) nlanes.push_back({r, w.streams[r].get()});
@@ -192,14 +194,16 @@ void allreduce_body(state& s) {
   // samples alternate with ours, so a slow phase of the machine falls on both.
   for (int i = 0; i < 5; ++i) (void)ntimer.time(nccl_issue);
   int const nbatch = s.timing().profile ? 1 : bench::batch_size_for(ntimer.time(nccl_issue));
-  auto nccl_sample = [&] {
+  nccl_sample = [&] {
     return ntimer.time([&] {
              for (int i = 0; i < nbatch; ++i) nccl_issue();
            }) /
            nbatch;
   };
+#endif
   double const nccl_ms = time_lanes(s, timer, issue, nullptr, 0, nccl_sample);
   if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * bytes / (*m * 1e-3) / 1e9);
+#if MEMLAB_HAVE_NCCL
   s.set_peer("NCCL all_reduce", nccl_ms);
   if (algo == allreduce_algorithm::automatic) {
     timer.set_gated(false);
@@ -213,8 +217,7 @@ void allreduce_body(state& s) {
   s.set_extra("nccl_bus_gbps", factor * bytes / (nccl_ms * 1e-3) / 1e9);
   s.set_extra("nccl_version", nccl_version_text());
 #else
-  time_lanes(s, timer, issue);
-  if (auto m = s.result().median_ms) s.set_extra("bus_gbps", factor * bytes / (*m * 1e-3) / 1e9);
+  (void)nccl_ms;
   s.set_extra("peer_note", nccl_missing());
 #endif
 }

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "kernels/hierarchy/steps.hpp"
 
@@ -40,62 +43,54 @@ TEST(HierarchySteps, AFlatCurveHasNoStepAndNoiseIsNotOne) {
   EXPECT_TRUE(find_steps({1024}, {5}).empty());
 }
 
-TEST(HierarchySteps, GradualStepFindsTheReachAndTheMissCost) {
-  // base 292 cycles, a miss 10.5 more, reach 256 MiB; quarter octaves from 8 MiB to 64 GiB,
-  // with +-0.6 cycles of alternating noise.
+// A TLB sweep's curve: quarter octaves from 8 MiB to `hi` bytes, latency(f, i) at each.
+struct curve {
   std::vector<double> fp, lat;
-  double const reach = 256.0 * (1 << 20);
+};
+template <class F>
+curve sweep_to(double hi, F latency) {
+  curve c;
   int i = 0;
-  for (double f = 8.0 * (1 << 20); f <= 64.0 * (1u << 30); f *= std::pow(2.0, 0.25), ++i) {
-    fp.push_back(f);
-    lat.push_back(292 + 10.5 * std::max(0.0, 1 - reach / f) + (i % 2 ? 0.6 : -0.6));
+  for (double f = 8.0 * (1 << 20); f <= hi; f *= std::pow(2.0, 0.25), ++i) {
+    c.fp.push_back(f);
+    c.lat.push_back(latency(f, i));
   }
-  auto const levels = memlab::hierarchy::fit_gradual_levels(fp, lat);
-  ASSERT_EQ(levels.size(), 1u);
-  auto const& g = levels[0];
-  EXPECT_TRUE(g.found);
-  EXPECT_NEAR(std::log2(g.reach_bytes / reach), 0.0, 0.26);  // within a quarter octave
-  EXPECT_NEAR(g.miss_cost, 10.5, 1.0);
-  EXPECT_NEAR(g.base, 292, 1.0);
+  return c;
+}
+/// The fraction of a random chase's loads over f bytes that miss a level reaching `reach`.
+double missed(double reach, double f) { return std::max(0.0, 1 - reach / f); }
+
+TEST(HierarchySteps, GradualLevelsFindOneLevel) {
+  // base ~292-302 cycles, a miss 10-10.5 more, reach 256 MiB, to 64 GiB (alternating noise of
+  // +-0.6) and to 54 GiB (the H100's sweep; noise -0.5, 0, +0.5).
+  double const reach = 256.0 * (1 << 20);
+  curve const a = sweep_to(64.0 * (1ull << 30), [&](double f, int i) { return 292 + 10.5 * missed(reach, f) + (i % 2 ? 0.6 : -0.6); });
+  curve const b = sweep_to(54.0 * (1ull << 30), [&](double f, int i) { return 302 + 10 * missed(reach, f) + (i % 3 - 1) * 0.5; });
+  for (auto const& [c, base, cost] : {std::tuple{a, 292.0, 10.5}, std::tuple{b, 302.0, 10.0}}) {
+    auto const levels = memlab::hierarchy::fit_gradual_levels(c.fp, c.lat);
+    ASSERT_EQ(levels.size(), 1u);
+    EXPECT_TRUE(levels[0].found);
+    EXPECT_NEAR(std::log2(levels[0].reach_bytes / reach), 0.0, 0.26);  // within a quarter octave
+    EXPECT_NEAR(levels[0].miss_cost, cost, 1.0);
+    EXPECT_NEAR(levels[0].base, base, 1.0);
+  }
 }
 
-TEST(HierarchySteps, GradualStepIsNotFoundOnAFlatCurve) {
-  std::vector<double> fp, lat;
-  int i = 0;
-  for (double f = 8.0 * (1 << 20); f <= 16.0 * (1u << 30); f *= std::pow(2.0, 0.25), ++i) {
-    fp.push_back(f);
-    lat.push_back(300 + (i % 3) * 0.8);
-  }
-  EXPECT_TRUE(memlab::hierarchy::fit_gradual_levels(fp, lat).empty());
+TEST(HierarchySteps, GradualLevelsAreNotFoundOnAFlatCurve) {
+  curve const c = sweep_to(16.0 * (1ull << 30), [](double, int i) { return 300 + (i % 3) * 0.8; });
+  EXPECT_TRUE(memlab::hierarchy::fit_gradual_levels(c.fp, c.lat).empty());
 }
 
 TEST(HierarchySteps, GradualLevelsFindsTwoLevels) {
   // The H200's shape: 301.5 cycles, +10 past 256 MiB, +160 past 64 GiB, to 90 GiB.
-  std::vector<double> fp, lat;
   double const r1 = 256.0 * (1 << 20), r2 = 64.0 * (1ull << 30);
-  int i = 0;
-  for (double f = 8.0 * (1 << 20); f <= 91.0 * (1ull << 30); f *= std::pow(2.0, 0.25), ++i) {
-    fp.push_back(f);
-    lat.push_back(301.5 + 10 * std::max(0.0, 1 - r1 / f) + 160 * std::max(0.0, 1 - r2 / f) + (i % 2 ? 0.4 : -0.4));
-  }
-  auto const g = memlab::hierarchy::fit_gradual_levels(fp, lat);
+  curve const c = sweep_to(91.0 * (1ull << 30), [&](double f, int i) {
+    return 301.5 + 10 * missed(r1, f) + 160 * missed(r2, f) + (i % 2 ? 0.4 : -0.4);
+  });
+  auto const g = memlab::hierarchy::fit_gradual_levels(c.fp, c.lat);
   ASSERT_EQ(g.size(), 2u);
   EXPECT_NEAR(std::log2(g[0].reach_bytes / r1), 0.0, 0.26);
   EXPECT_NEAR(g[0].miss_cost, 10, 1.5);
   EXPECT_NEAR(std::log2(g[1].reach_bytes / r2), 0.0, 0.26);
   EXPECT_NEAR(g[1].miss_cost, 160, 15);
-}
-
-TEST(HierarchySteps, GradualLevelsKeepsOneLevelWhenThereIsOne) {
-  std::vector<double> fp, lat;
-  double const r1 = 256.0 * (1 << 20);
-  int i = 0;
-  for (double f = 8.0 * (1 << 20); f <= 54.0 * (1ull << 30); f *= std::pow(2.0, 0.25), ++i) {
-    fp.push_back(f);
-    lat.push_back(302 + 10 * std::max(0.0, 1 - r1 / f) + (i % 3 - 1) * 0.5);
-  }
-  auto const g = memlab::hierarchy::fit_gradual_levels(fp, lat);
-  ASSERT_EQ(g.size(), 1u);
-  EXPECT_NEAR(std::log2(g[0].reach_bytes / r1), 0.0, 0.26);
-  EXPECT_NEAR(g[0].miss_cost, 10, 1.5);
 }

@@ -126,6 +126,31 @@ __global__ void slot_chase_kernel(std::uint32_t const* chain, std::uint64_t stri
   out[2] = j;
 }
 
+/// Uploads `next` and runs `launch(d_next, blocks)` (the scatter kernel of one layout) on
+/// `stream`, waiting for it: the device copy of `next` dies on return.
+template <class Launch>
+void scatter(std::vector<std::uint32_t> const& next, cudaStream_t stream, Launch&& launch) {
+  device_buffer<std::uint32_t> d_next(next.size());
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), next.size() * sizeof(std::uint32_t),
+                                    cudaMemcpyHostToDevice, stream));
+  launch(d_next.data(), static_cast<int>(std::min<std::size_t>((next.size() + 255) / 256, 4096)));
+  MEMLAB_CHECK_LAUNCH();
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+/// A chase kernel's [cycles, ns, last index]; the index divided by `words_per_slot` is the slot.
+chase_result read_result(device_buffer<std::uint64_t> const& out, std::uint64_t loads, std::size_t words_per_slot,
+                         cudaStream_t stream) {
+  std::uint64_t h[3];
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  chase_result r;
+  r.cycles_per_load = static_cast<double>(h[0]) / static_cast<double>(loads);
+  r.ns_per_load = static_cast<double>(h[1]) / static_cast<double>(loads);
+  r.last_slot = static_cast<std::uint32_t>(h[2] / words_per_slot);
+  return r;
+}
+
 }  // namespace
 
 void write_slot_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
@@ -134,13 +159,9 @@ void write_slot_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& ne
   MEMLAB_EXPECTS(stagger_words == 0 || stride_words >= 16 * stagger_words,
                  "a staggered slot must stay inside its stride: stride_words >= 16 x stagger_words");
   MEMLAB_EXPECTS(!next.empty(), "the chain needs at least one slot");
-  device_buffer<std::uint32_t> d_next(next.size());
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), next.size() * sizeof(std::uint32_t),
-                                    cudaMemcpyHostToDevice, stream));
-  int const blocks = static_cast<int>(std::min<std::size_t>((next.size() + 255) / 256, 4096));
-  scatter_slot_chain<<<blocks, 256, 0, stream>>>(chain, d_next.data(), next.size(), stride_words, stagger_words);
-  MEMLAB_CHECK_LAUNCH();
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // d_next dies here
+  scatter(next, stream, [&](std::uint32_t const* d_next, int blocks) {
+    scatter_slot_chain<<<blocks, 256, 0, stream>>>(chain, d_next, next.size(), stride_words, stagger_words);
+  });
 }
 
 chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, std::size_t stagger_words,
@@ -150,27 +171,16 @@ chase_result slot_chase(std::uint32_t const* chain, std::size_t stride_words, st
   device_buffer<std::uint64_t> out(3);
   slot_chase_kernel<<<1, 1, 0, stream>>>(chain, stride_words, stagger_words, start, warmup, loads, out.data());
   MEMLAB_CHECK_LAUNCH();
-  std::uint64_t h[3];
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  chase_result r;
-  r.cycles_per_load = static_cast<double>(h[0]) / static_cast<double>(loads);
-  r.ns_per_load = static_cast<double>(h[1]) / static_cast<double>(loads);
-  r.last_slot = static_cast<std::uint32_t>(h[2]);
-  return r;
+  return read_result(out, loads, 1, stream);
 }
 
 void write_chain(std::uint32_t* chain, std::vector<std::uint32_t> const& next, std::size_t stride_words,
                  cudaStream_t stream) {
   MEMLAB_EXPECTS(stride_words >= 1, "stride_words must be >= 1");
   MEMLAB_EXPECTS(next.size() * stride_words <= (std::size_t{1} << 32), "the chain must fit 2^32 words");
-  device_buffer<std::uint32_t> d_next(next.size());
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(d_next.data(), next.data(), next.size() * sizeof(std::uint32_t),
-                                    cudaMemcpyHostToDevice, stream));
-  int const blocks = static_cast<int>(std::min<std::size_t>((next.size() + 255) / 256, 4096));
-  scatter_chain<<<blocks, 256, 0, stream>>>(chain, d_next.data(), next.size(), stride_words);
-  MEMLAB_CHECK_LAUNCH();
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // d_next dies here
+  scatter(next, stream, [&](std::uint32_t const* d_next, int blocks) {
+    scatter_chain<<<blocks, 256, 0, stream>>>(chain, d_next, next.size(), stride_words);
+  });
 }
 
 chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words, load_path path, std::uint32_t start,
@@ -184,14 +194,7 @@ chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words,
     case load_path::nc: chase_kernel<load_path::nc><<<1, 1, 0, stream>>>(chain, start_word, warmup, loads, out.data()); break;
   }
   MEMLAB_CHECK_LAUNCH();
-  std::uint64_t h[3];
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(h, out.data(), sizeof h, cudaMemcpyDeviceToHost, stream));
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  chase_result r;
-  r.cycles_per_load = static_cast<double>(h[0]) / static_cast<double>(loads);
-  r.ns_per_load = static_cast<double>(h[1]) / static_cast<double>(loads);
-  r.last_slot = static_cast<std::uint32_t>(h[2] / stride_words);
-  return r;
+  return read_result(out, loads, stride_words, stream);
 }
 
 }  // namespace memlab::hierarchy
