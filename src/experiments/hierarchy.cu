@@ -7,6 +7,8 @@
 //                        the fixed-stride cycle of the published P-chase beside it (order)
 //   hierarchy.capacity   the same chase over a fine footprint sweep in one point per path,
 //                        with the steps located and set beside cudaDeviceProp's L1 and L2
+//   hierarchy.l1_carveout the L1 step at each shared-memory carve-out (L1 + shared = the
+//                        unified L1/shared size per SM)
 //   hierarchy.bandwidth  every SM streams 16-byte loads over a footprint (shared: each block
 //                        reads all of it; partitioned: each its slice): the L1, L2 and DRAM
 //                        plateaus
@@ -140,50 +142,72 @@ std::vector<std::size_t> fine_footprints(std::size_t stride, std::size_t max) {
   return out;
 }
 
+/// A staircase over `footprints` (each rounded to the 128-byte stride): a fresh random cycle per
+/// footprint in `chain`, `chase(at, warmup, loads)` timed 3 times going on where the last ended,
+/// the medians kept. `ok` turns false if any chase ended elsewhere than the host says.
+struct staircase {
+  std::vector<double> footprint, cycles, ns;
+  bool ok = true;
+};
+template <class Chase>
+staircase chase_staircase(state& s, std::uint32_t* chain, std::vector<std::size_t> const& footprints, Chase&& chase) {
+  std::size_t const stride = 128;
+  std::uint64_t const loads = s.quick() ? 1u << 12 : 1u << 14;
+  staircase out;
+  for (std::size_t f : footprints) {
+    auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
+    mh::write_chain(chain, next, stride / 4, s.stream());
+    std::uint64_t const warm = warmup_loads(next.size(), f, s.device().l2_bytes);
+    std::vector<double> cyc, ns;
+    std::uint32_t at = 0;
+    for (int rep = 0; rep < 3; ++rep) {  // each rep goes on where the last ended (see latency)
+      mh::chase_result const r = chase(at, warm, loads);
+      out.ok = out.ok && r.last_slot == mh::follow(next, at, warm + loads);
+      at = r.last_slot;
+      cyc.push_back(r.cycles_per_load);
+      ns.push_back(r.ns_per_load);
+    }
+    out.footprint.push_back(static_cast<double>(f));
+    out.cycles.push_back(median(cyc));
+    out.ns.push_back(median(ns));
+  }
+  return out;
+}
+
+/// Verifies the row by the staircase's chains and records its curve and located steps.
+std::vector<mh::level_step> record_staircase(state& s, staircase const& st) {
+  s.set_verification(exact(st.ok, true, "every chain ended where the host says"));
+  auto const found = mh::find_steps(st.footprint, st.cycles);
+  nlohmann::json steps = nlohmann::json::array();
+  for (auto const& step : found)
+    steps.push_back({{"capacity_bytes", step.capacity_bytes}, {"cycles_below", step.below}, {"cycles_above", step.above}});
+  s.set_extra("steps", steps);
+  s.set_extra("footprint_bytes", st.footprint);
+  s.set_extra("cycles_per_load", st.cycles);
+  s.set_extra("ns_per_load", st.ns);
+  return found;
+}
+
 void capacity_body(state& s) {
   auto const path = mh::parse_load_path(s.get_string("path"));
   std::size_t const stride = 128;  // one cache line a load: capacities in lines, not words
   std::size_t const max = std::min<std::size_t>(s.device().l2_bytes * 4, std::size_t{1} << 30);
   require_free_memory(s, max);
   device_buffer<std::uint32_t> chain(max / 4);
-  std::vector<double> fp, lat_cycles, lat_ns;
-  std::uint64_t const loads = s.quick() ? 1u << 12 : 1u << 14;
-  bool all_ok = true;
-  for (std::size_t f : fine_footprints(stride, max)) {
-    auto const next = mh::random_cycle(f / stride, s.seed() ^ f);
-    mh::write_chain(chain.data(), next, stride / 4, s.stream());
-    std::uint64_t const warm = warmup_loads(next.size(), f, s.device().l2_bytes);
-    std::vector<double> cyc, ns;
-    std::uint32_t at = 0;
-    for (int rep = 0; rep < 3; ++rep) {  // each rep goes on where the last ended (see latency)
-      auto const r = mh::pointer_chase(chain.data(), stride / 4, path, at, warm, loads, s.stream());
-      all_ok = all_ok && r.last_slot == mh::follow(next, at, warm + loads);
-      at = r.last_slot;
-      cyc.push_back(r.cycles_per_load);
-      ns.push_back(r.ns_per_load);
-    }
-    fp.push_back(static_cast<double>(f));
-    lat_cycles.push_back(median(cyc));
-    lat_ns.push_back(median(ns));
-  }
-  s.set_verification(exact(all_ok, true, "every chain ended where the host says"));
-  nlohmann::json steps = nlohmann::json::array();
-  for (auto const& st : mh::find_steps(fp, lat_cycles))
-    steps.push_back({{"capacity_bytes", st.capacity_bytes}, {"cycles_below", st.below}, {"cycles_above", st.above}});
-  s.set_extra("steps", steps);
-  s.set_extra("footprint_bytes", fp);
-  s.set_extra("cycles_per_load", lat_cycles);
-  s.set_extra("ns_per_load", lat_ns);
+  staircase const st = chase_staircase(s, chain.data(), fine_footprints(stride, max),
+                                       [&](std::uint32_t at, std::uint64_t warm, std::uint64_t loads) {
+                                         return mh::pointer_chase(chain.data(), stride / 4, path, at, warm, loads, s.stream());
+                                       });
+  auto const found = record_staircase(s, st);
   // Each level's step: the one nearest (in log footprint) to the size the device reports for
   // it, within a factor of 2 (L1: the unified L1/shared memory per SM; the near L2
   // partition: half of L2; L2). A level with no step near it gets none.
-  auto const found = mh::find_steps(fp, lat_cycles);
   auto const name_step = [&](char const* key, double size) {
     double best = 1.0;  // |log2| distance
     mh::level_step const* at = nullptr;
-    for (auto const& st : found) {
-      double const d = std::abs(std::log2(st.capacity_bytes / size));
-      if (d < best) best = d, at = &st;
+    for (auto const& step : found) {
+      double const d = std::abs(std::log2(step.capacity_bytes / size));
+      if (d < best) best = d, at = &step;
     }
     if (!at) return;
     s.set_extra(std::string(key) + "_bytes", at->capacity_bytes);
@@ -195,6 +219,48 @@ void capacity_body(state& s) {
   // What the device says, beside what the staircase shows.
   s.set_predicted({{"l1_and_shared_per_sm_bytes", s.device().smem_per_sm_bytes},
                    {"l2_bytes", s.device().l2_bytes}});
+}
+
+// ---------------------------------------------------------------- L1 against the carve-out
+
+/// The L1 a chase sees when its block holds `shared_kib` KiB of the SM's unified L1/shared
+/// storage: the kernel asks for that much dynamic shared memory (less the block's reserved
+/// part) and prefers that carve-out; a linear 2 KiB sweep up to the SM's shared memory +
+/// 64 KiB (past every unified size) locates the first step. L1 + shared should stay constant
+/// across rows: the unified size, which cudaDeviceProp does not report.
+void l1_carveout_body(state& s) {
+  auto const shared = static_cast<std::size_t>(s.get_int("shared_kib")) * 1024;
+  std::size_t const per_sm = s.device().smem_per_sm_bytes;
+  if (shared > per_sm)
+    s.skip("this device has " + std::to_string(per_sm >> 10) + " KiB of shared memory per SM");
+  int reserved = 0;
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, s.device().index));
+  std::size_t const dynamic = shared > static_cast<std::size_t>(reserved) ? shared - reserved : 0;
+  if (dynamic > s.device().smem_per_block_optin_bytes)
+    s.skip("a block may hold at most " + std::to_string(s.device().smem_per_block_optin_bytes >> 10) + " KiB");
+  // The smallest percentage of the SM's shared memory that still covers `shared`.
+  int const percent = static_cast<int>((shared * 100 + per_sm - 1) / per_sm);
+  std::size_t const stride = 128, max = per_sm + (64u << 10);
+  std::vector<std::size_t> footprints;
+  for (std::size_t f = 2048; f <= max; f += 2048) footprints.push_back(f);
+  device_buffer<std::uint32_t> chain(max / 4);
+  mh::carveout_readback back;
+  staircase const st = chase_staircase(s, chain.data(), footprints, [&](std::uint32_t at, std::uint64_t warm, std::uint64_t loads) {
+    return mh::pointer_chase_carveout(chain.data(), stride / 4, at, warm, loads, static_cast<int>(dynamic), percent,
+                                      &back, s.stream());
+  });
+  auto const found = record_staircase(s, st);
+  s.set_extra("shared_bytes", shared);
+  s.set_extra("dynamic_smem_bytes", dynamic);
+  s.set_extra("reserved_smem_per_block_bytes", reserved);
+  s.set_extra("carveout_percent", percent);
+  s.set_extra("readback_carveout_percent", back.preferred_percent);
+  s.set_extra("readback_max_dynamic_bytes", back.max_dynamic_bytes);
+  if (!found.empty()) {
+    s.set_extra("l1_bytes", found.front().capacity_bytes);
+    s.set_extra("l1_cycles", found.front().below);
+    s.set_extra("l1_plus_shared_bytes", found.front().capacity_bytes + static_cast<double>(shared));
+  }
 }
 
 // ---------------------------------------------------------------- bandwidth
@@ -747,6 +813,35 @@ registrar const capacity{[] {
   e.metrics.push_back({"extra.l2_near_bytes", "bytes", "the located step nearest half of L2 (Hopper's near partition)"});
   e.metrics.push_back({"extra.l2_bytes", "bytes", "the located step nearest the L2 size"});
   e.tables = {atlas_table()};
+  return e;
+}()};
+
+registrar const l1_carveout{[] {
+  experiment e;
+  e.id = "hierarchy.l1_carveout";
+  e.description = "the L1 a chase sees while its block holds a shared-memory carve-out: L1 + shared = the unified size";
+  e.seed_ref = "004 §5.1, 000 §9.2 (beyond the seed: the L1/shared carve-out)";
+  e.axes = {int_axis("shared_kib", {0, 8, 16, 32, 64, 100, 132, 164, 196, 228}, {0, 64, 132, 228})};
+  e.body = l1_carveout_body;
+  e.describe_axis("shared_kib", "KiB",
+                  "shared memory the chasing block holds (dynamic + the block's reserved KiB) and the carve-out it "
+                  "prefers; past the device's shared memory per SM the row is skipped");
+  e.metrics = {metrics::time(), {"extra.l1_bytes", "bytes", "the first located step: the L1 at this carve-out"},
+               {"extra.l1_plus_shared_bytes", "bytes", "L1 + the shared memory held: the unified L1/shared size per SM"}};
+  e.headline = best_row("How much L1 is left at each shared-memory carve-out?", {{"shared_kib", {"0"}}},
+                        "extra.l1_bytes");
+  e.headline.higher_is_better = true;
+  e.prose = {"Volta and later SMs split one unified storage between L1 and shared memory; the split (the carve-out) "
+             "is set per kernel launch. Here one thread chases a random cycle through ld.global at 2 KiB footprint "
+             "steps while its block holds a given amount of shared memory and prefers that carve-out, so the driver "
+             "must configure at least that much shared memory: the L1 step moves down by what the carve-out takes.",
+             "The located L1 against the shared memory held, and L1 + shared (flat when the carve-out is exactly "
+             "what was asked for; a step up where the driver rounds the carve-out to a larger configuration).", ""};
+  {
+    plot_spec p = line_plot("hierarchy_l1_carveout.png", "Located L1 against the shared memory the block holds",
+                            "shared_kib", "extra.l1_bytes");
+    e.plots.push_back(p);
+  }
   return e;
 }()};
 

@@ -49,6 +49,38 @@ TEST(HierarchyChase, SlotChainEndsWhereTheHostSays) {
   EXPECT_THROW(mh::write_slot_chain(small.data(), mh::random_cycle(4, 1), 16, 32, nullptr), memlab::error);
 }
 
+TEST(HierarchyChase, ACarveOutTakesItsShareOfTheL1) {
+  MEMLAB_REQUIRE_GPU();
+  int dev = 0, per_sm = 0, optin = 0, reserved = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev), cudaSuccess);
+  // Half the SM's shared memory in 128-byte lines: inside the L1 with no carve-out, far past
+  // what is left of it when the block holds all the shared memory it may (every GPU since
+  // Volta keeps at most 32 KiB of L1 then).
+  std::size_t const stride_words = 32, slots = static_cast<std::size_t>(per_sm) / 2 / 128;
+  auto const next = mh::random_cycle(slots, 99);
+  memlab::device_buffer<std::uint32_t> chain(slots * stride_words);
+  mh::write_chain(chain.data(), next, stride_words, nullptr);
+  auto chase = [&](int dynamic, int percent, mh::carveout_readback* back) {
+    auto const r = mh::pointer_chase_carveout(chain.data(), stride_words, 0, 2 * slots, 4096, dynamic, percent, back, nullptr);
+    EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+    EXPECT_EQ(r.last_slot, mh::follow(next, 0, 2 * slots + 4096)) << dynamic << " bytes of shared memory";
+    return r.cycles_per_load;
+  };
+  mh::carveout_readback back;
+  double const all_l1 = chase(0, 0, &back);
+  EXPECT_EQ(back.preferred_percent, 0);
+  EXPECT_EQ(back.max_dynamic_bytes, 0);
+  int const most = optin - reserved;
+  double const most_shared = chase(most, 100, &back);
+  EXPECT_EQ(back.preferred_percent, 100);
+  EXPECT_EQ(back.max_dynamic_bytes, most);
+  EXPECT_GT(most_shared, 2 * all_l1) << "the footprint should fit L1 only when the block holds no shared memory";
+  EXPECT_THROW(mh::pointer_chase_carveout(chain.data(), stride_words, 0, 0, 1, 0, 101, nullptr, nullptr), memlab::error);
+}
+
 TEST(HierarchyChase, RandomCycleVisitsEverySlotOnce) {
   auto const next = mh::random_cycle(4097, 11);
   std::vector<int> seen(next.size(), 0);
