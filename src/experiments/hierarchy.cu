@@ -180,7 +180,8 @@ std::vector<mh::level_step> record_staircase(state& s, staircase const& st) {
   auto const found = mh::find_steps(st.footprint, st.cycles);
   nlohmann::json steps = nlohmann::json::array();
   for (auto const& step : found)
-    steps.push_back({{"capacity_bytes", step.capacity_bytes}, {"cycles_below", step.below}, {"cycles_above", step.above}});
+    steps.push_back({{"capacity_bytes", step.capacity_bytes}, {"half_rise_bytes", step.half_rise_bytes},
+                     {"cycles_below", step.below}, {"cycles_above", step.above}});
   s.set_extra("steps", steps);
   s.set_extra("footprint_bytes", st.footprint);
   s.set_extra("cycles_per_load", st.cycles);
@@ -210,7 +211,8 @@ void capacity_body(state& s) {
       if (d < best) best = d, at = &step;
     }
     if (!at) return;
-    s.set_extra(std::string(key) + "_bytes", at->capacity_bytes);
+    s.set_extra(std::string(key) + "_bytes", at->half_rise_bytes);
+    s.set_extra(std::string(key) + "_onset_bytes", at->capacity_bytes);
     s.set_extra(std::string(key) + "_cycles_above", at->above);
   };
   if (path == mh::load_path::ca) name_step("l1", static_cast<double>(s.device().smem_per_sm_bytes));
@@ -238,8 +240,10 @@ void l1_carveout_body(state& s) {
   std::size_t const dynamic = shared > static_cast<std::size_t>(reserved) ? shared - reserved : 0;
   if (dynamic > s.device().smem_per_block_optin_bytes)
     s.skip("a block may hold at most " + std::to_string(s.device().smem_per_block_optin_bytes >> 10) + " KiB");
-  // The smallest percentage of the SM's shared memory that still covers `shared`.
-  int const percent = static_cast<int>((shared * 100 + per_sm - 1) / per_sm);
+  // The largest whole percentage of the SM's shared memory within `shared`: the driver rounds
+  // the preference up to the next carve-out it supports, which is then `shared` itself when
+  // `shared` is one (a percentage above it would round past it).
+  int const percent = static_cast<int>(shared * 100 / per_sm);
   std::size_t const stride = 128, max = per_sm + (64u << 10);
   std::vector<std::size_t> footprints;
   for (std::size_t f = 2048; f <= max; f += 2048) footprints.push_back(f);
@@ -257,9 +261,10 @@ void l1_carveout_body(state& s) {
   s.set_extra("readback_carveout_percent", back.preferred_percent);
   s.set_extra("readback_max_dynamic_bytes", back.max_dynamic_bytes);
   if (!found.empty()) {
-    s.set_extra("l1_bytes", found.front().capacity_bytes);
+    s.set_extra("l1_bytes", found.front().half_rise_bytes);
+    s.set_extra("l1_onset_bytes", found.front().capacity_bytes);
     s.set_extra("l1_cycles", found.front().below);
-    s.set_extra("l1_plus_shared_bytes", found.front().capacity_bytes + static_cast<double>(shared));
+    s.set_extra("l1_plus_shared_bytes", found.front().half_rise_bytes + static_cast<double>(shared));
   }
 }
 
@@ -809,9 +814,11 @@ registrar const capacity{[] {
   e.prose = {"A fine latency staircase from which the L1 and L2 capacities are located, printed beside "
              "cudaDeviceProp's figures (model column).",
              "The located steps against the model's sizes.", ""};
-  e.metrics.push_back({"extra.l1_bytes", "bytes", "the located step nearest the L1/shared carve-out"});
-  e.metrics.push_back({"extra.l2_near_bytes", "bytes", "the located step nearest half of L2 (Hopper's near partition)"});
-  e.metrics.push_back({"extra.l2_bytes", "bytes", "the located step nearest the L2 size"});
+  e.metrics.push_back({"extra.l1_bytes", "bytes", "half rise of the located step nearest the L1/shared carve-out"});
+  e.metrics.push_back({"extra.l2_near_bytes", "bytes", "half rise of the located step nearest half of L2 (Hopper's near partition)"});
+  e.metrics.push_back({"extra.l2_bytes", "bytes", "half rise of the located step nearest the L2 size"});
+  e.metrics.push_back({"extra.l1_onset_bytes", "bytes", "the last footprint before the L1 step (misses begin past it)"});
+  e.metrics.push_back({"extra.l2_onset_bytes", "bytes", "the last footprint before the L2 step"});
   e.tables = {atlas_table()};
   return e;
 }()};
@@ -826,7 +833,8 @@ registrar const l1_carveout{[] {
   e.describe_axis("shared_kib", "KiB",
                   "shared memory the chasing block holds (dynamic + the block's reserved KiB) and the carve-out it "
                   "prefers; past the device's shared memory per SM the row is skipped");
-  e.metrics = {metrics::time(), {"extra.l1_bytes", "bytes", "the first located step: the L1 at this carve-out"},
+  e.metrics = {metrics::time(), {"extra.l1_bytes", "bytes", "the first step's half rise (half the loads miss): the L1 at this carve-out"},
+               {"extra.l1_onset_bytes", "bytes", "the last footprint before the first step: where misses begin"},
                {"extra.l1_plus_shared_bytes", "bytes", "L1 + the shared memory held: the unified L1/shared size per SM"}};
   e.headline = best_row("How much L1 is left at each shared-memory carve-out?", {{"shared_kib", {"0"}}},
                         "extra.l1_bytes");

@@ -85,3 +85,25 @@ TEST(GemmTcSelect, RungNamesRoundTrip) {
 }
 
 }  // namespace
+
+// Rung 5's split-K rule: only grids that fill at most half the SMs, the largest of 8, 4, 2
+// that keeps 4 k-blocks a CTA, fits the SMs and runs in one wave of clusters.
+#include "kernels/gemm/tc/split_k.hpp"
+
+TEST(GemmTcSplitK, SplitsOnlyWhereTheTilesLeaveSmsIdle) {
+  using memlab::detail::gemm_tc::split_k_splits;
+  auto plenty = [](unsigned) { return 1000; };
+  EXPECT_EQ(split_k_splits(32, 64, 132, plenty), 4u);    // m = 128, n = k = 4096: 128 CTAs
+  EXPECT_EQ(split_k_splits(16, 64, 132, plenty), 8u);    // n = 2048: 128 CTAs
+  EXPECT_EQ(split_k_splits(66, 64, 132, plenty), 2u);    // exactly half the SMs
+  EXPECT_EQ(split_k_splits(67, 640, 132, plenty), 1u);   // more than half: the persistent grid
+  EXPECT_EQ(split_k_splits(2, 18, 132, plenty), 4u);     // 18 k-blocks: 8 would leave 2 a CTA
+  EXPECT_EQ(split_k_splits(3, 10, 132, plenty), 2u);
+  EXPECT_EQ(split_k_splits(3, 7, 132, plenty), 1u);      // under 8 k-blocks: no split
+  EXPECT_EQ(split_k_splits(0, 64, 132, plenty), 1u);
+  // A device that holds only 20 clusters of 4 at once: 32 tiles would take a second wave.
+  auto few_fours = [](unsigned s) { return s == 4 ? 20 : 1000; };
+  EXPECT_EQ(split_k_splits(32, 64, 132, few_fours), 2u);
+  auto none = [](unsigned) { return 0; };
+  EXPECT_EQ(split_k_splits(32, 64, 132, none), 1u);
+}

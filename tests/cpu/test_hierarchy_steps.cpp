@@ -35,6 +35,25 @@ TEST(HierarchySteps, FindsEachLevelOfAStaircase) {
   EXPECT_NEAR(steps[1].above, 700, 10);
 }
 
+TEST(HierarchySteps, HalfRiseIsWhereHalfTheLoadsMiss) {
+  // A 224 KiB cache with hashed sets at 2 KiB steps: misses begin 6 KiB early and reach every
+  // load 6 KiB late (a linear ramp from 40 to 286 cycles over 218..230 KiB), then a plateau.
+  std::vector<double> fp, lat;
+  for (double k = 2; k <= 300; k += 2) {
+    fp.push_back(k * 1024);
+    lat.push_back(k <= 218 ? 40 : k >= 230 ? 286 : 40 + (k - 218) / 12 * 246);
+  }
+  auto const steps = find_steps(fp, lat);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].capacity_bytes, 218 * 1024);
+  EXPECT_NEAR(steps[0].half_rise_bytes, 224 * 1024, 1);
+  // A sharp step: the half rise lies between the last point below and the first above.
+  auto const sharp = find_steps({1024, 2048, 4096, 8192}, {30, 30, 300, 300});
+  ASSERT_EQ(sharp.size(), 1u);
+  EXPECT_GT(sharp[0].half_rise_bytes, 2048);
+  EXPECT_LT(sharp[0].half_rise_bytes, 4096);
+}
+
 TEST(HierarchySteps, AFlatCurveHasNoStepAndNoiseIsNotOne) {
   auto const fp = pow2(10, 20);
   std::vector<double> lat;

@@ -77,7 +77,8 @@ TEST(HierarchyChase, ACarveOutTakesItsShareOfTheL1) {
   double const most_shared = chase(most, 100, &back);
   EXPECT_EQ(back.preferred_percent, 100);
   EXPECT_EQ(back.max_dynamic_bytes, most);
-  EXPECT_GT(most_shared, 2 * all_l1) << "the footprint should fit L1 only when the block holds no shared memory";
+  if (!memlab::test::small_sizes())  // the sanitizers' instrumentation swamps the latencies
+    EXPECT_GT(most_shared, 2 * all_l1) << "the footprint should fit L1 only when the block holds no shared memory";
   EXPECT_THROW(mh::pointer_chase_carveout(chain.data(), stride_words, 0, 0, 1, 0, 101, nullptr, nullptr), memlab::error);
 }
 

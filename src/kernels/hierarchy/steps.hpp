@@ -9,9 +9,14 @@
 namespace memlab::hierarchy {
 
 struct level_step {
-  double capacity_bytes = 0;  ///< the largest footprint still on the lower plateau
+  double capacity_bytes = 0;  ///< the largest footprint still on the lower plateau (where misses begin)
   double below = 0;           ///< the lower plateau's latency (median of its points)
   double above = 0;           ///< the next plateau's latency (median of its points)
+  /// Where the climb crosses halfway from `below` to `above` (linear between the two points
+  /// around the crossing): half the loads miss there. A cache whose sets are not filled evenly
+  /// (a hashed index) starts missing before it is full and misses everything only after, so
+  /// this, not the first miss, is its size.
+  double half_rise_bytes = 0;
 };
 
 namespace detail {
@@ -29,6 +34,7 @@ inline double median_of(std::vector<double> v) {
 inline std::vector<level_step> find_steps(std::vector<double> const& footprints, std::vector<double> const& latency,
                                           double rise = 0.2) {
   std::vector<level_step> steps;
+  std::vector<std::size_t> starts;  // index of each step's last point on the lower plateau
   std::size_t const n = std::min(footprints.size(), latency.size());
   if (n < 2) return steps;
   std::vector<double> plateau{latency[0]};
@@ -40,6 +46,7 @@ inline std::vector<level_step> find_steps(std::vector<double> const& footprints,
       while (j + 1 < n && latency[j + 1] > latency[j] * (1 + rise / 2)) ++j;
       if (!steps.empty()) steps.back().above = base;
       steps.push_back({footprints[i - 1], base, latency[j]});
+      starts.push_back(i - 1);
       plateau.assign(1, latency[j]);
       i = j + 1;
     } else {
@@ -48,6 +55,16 @@ inline std::vector<level_step> find_steps(std::vector<double> const& footprints,
     }
   }
   if (!steps.empty()) steps.back().above = detail::median_of(plateau);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    double const half = 0.5 * (steps[s].below + steps[s].above);
+    steps[s].half_rise_bytes = steps[s].capacity_bytes;
+    for (std::size_t k = starts[s] + 1; k < n; ++k) {
+      if (latency[k] < half) continue;
+      double const f0 = footprints[k - 1], f1 = footprints[k], y0 = latency[k - 1], y1 = latency[k];
+      steps[s].half_rise_bytes = y1 > y0 ? f0 + (f1 - f0) * std::max(0.0, half - y0) / (y1 - y0) : f1;
+      break;
+    }
+  }
   return steps;
 }
 

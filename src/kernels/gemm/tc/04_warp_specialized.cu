@@ -9,12 +9,24 @@
 // walks tiles in grouped order (runs of 16 M tiles share B's column and keep A in L2): the
 // producer runs on into the next tile while the consumers are still in the epilogue, so
 // the loads of tile i + 1 overlap the stores of tile i.
+//
+// Where the tiles cannot fill the GPU (m = 128 decode batches: 32 tiles of 128 x 128 for 132
+// SMs), rung 5 splits K inside a cluster instead: the S CTAs of a cluster (S = 2, 4 or 8)
+// take the same tile and S consecutive ranges of k-blocks, park their FP32 partial tiles in
+// their own shared memory (the drained stage slots), and after a cluster barrier CTA r sums
+// rows [r 128/S, (r + 1) 128/S) of all S partials through distributed shared memory
+// (ld.shared::cluster, always in rank order: bit-identical run to run) and stores them. No
+// workspace in global memory, no second kernel, nothing shared between concurrent calls.
 #include <cuda.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
+#include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/wgmma_ops.cuh"
+#include "memlab/detail/per_device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -22,11 +34,22 @@ namespace {
 
 constexpr int bm = 128, bk = 64, threads = 384;
 
+/// one_tile: rung 4, a block per tile; persistent: rung 5, a block per SM walking tiles;
+/// split_k: a cluster per tile, each CTA a range of k-blocks, reduced through DSM.
+enum class ws_mode { one_tile, persistent, split_k };
+
+/// The FP32 partial tile of split_k, parked row-major in the drained stage slots with rows
+/// 16 bytes longer than the tile: the 8 rows a warp's accumulator pairs hit at once then fall
+/// in different banks.
+template <int BN>
+constexpr int partial_ld = BN + 4;
+
 template <int BN>
 struct ws_config {
   static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = BN == 256 ? 4 : 6;  // 192 KB of slots either way
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + 1024;
+  static_assert(bm * partial_ld<BN> * 4 <= stages * stage_bytes, "the FP32 partial tile fits the stage slots");
 };
 
 template <class In, int BN>
@@ -42,7 +65,7 @@ __device__ __forceinline__ void wgmma_tile_k16(float (&acc)[BN / 2], std::uint64
 #endif
 }
 
-template <class In, int BN, bool Persistent>
+template <class In, int BN, ws_mode Mode>
 __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                                         const __grid_constant__ CUtensorMap tmap_b, problem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -68,14 +91,20 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
   __syncthreads();
 
   auto tile_coords = [&](int tile, int& tm, int& tn) {
-    if constexpr (Persistent) {
+    if constexpr (Mode == ws_mode::persistent) {
       grouped_tile(tile, tiles_m, tiles_n, group_m, tm, tn);
     } else {
       tm = tile % tiles_m;
       tn = tile / tiles_m;
     }
   };
-  int const first = blockIdx.x, step = Persistent ? gridDim.x : tiles;
+  constexpr bool split = Mode == ws_mode::split_k;
+  // split_k: cluster blockIdx.x / S owns one tile; CTA r of it the k-blocks [r nk / S, (r + 1) nk / S).
+  unsigned const splits = split ? cluster_nctarank() : 1u, rank = split ? cluster_ctarank() : 0u;
+  int const first = split ? static_cast<int>(blockIdx.x / splits) : static_cast<int>(blockIdx.x);
+  int const step = Mode == ws_mode::persistent ? static_cast<int>(gridDim.x) : tiles;
+  int const kb0 = static_cast<int>(static_cast<std::int64_t>(nk) * rank / splits);
+  int const kb1 = static_cast<int>(static_cast<std::int64_t>(nk) * (rank + 1) / splits);
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
@@ -85,7 +114,7 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
       for (int tile = first; tile < tiles; tile += step) {
         int tm, tn;
         tile_coords(tile, tm, tn);
-        for (int kb = 0; kb < nk; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
           mbar_arrive_expect_tx(&full[s], cfg::stage_bytes);
@@ -111,7 +140,7 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       int prev = -1;
-      for (int kb = 0; kb < nk; ++kb) {
+      for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(&full[s], phase);
         std::uint32_t const sa = base + s * cfg::stage_bytes + c * 64 * 128;
         std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
@@ -130,50 +159,134 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
       wgmma_wait<0>();
       fence_regs(acc);
       if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
-      std::int64_t const row0 = static_cast<std::int64_t>(tm) * bm + c * 64;
-      std::int64_t const col0 = static_cast<std::int64_t>(tn) * BN;
+      if constexpr (split) {
+        // Every slot is drained (each load was waited for) once both consumers are past their
+        // last wgmma: then the partial tile overwrites the slots.
+        named_bar_sync(1, 256);
 #pragma unroll
-      for (int r = 0; r < BN / 2; r += 2)
-        store_pair<In>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
+        for (int r = 0; r < BN / 2; r += 2) {
+          int const row = c * 64 + wgmma_acc_row(t, r), col = wgmma_acc_col(t, r);
+          st_shared_v2_f32(base + static_cast<std::uint32_t>(row * partial_ld<BN> + col) * 4u, acc[r], acc[r + 1]);
+        }
+      } else {
+        std::int64_t const row0 = static_cast<std::int64_t>(tm) * bm + c * 64;
+        std::int64_t const col0 = static_cast<std::int64_t>(tn) * BN;
+#pragma unroll
+        for (int r = 0; r < BN / 2; r += 2)
+          store_pair<In>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
+      }
     }
+  }
+  if constexpr (split) {
+    cluster_sync_all();  // every CTA's partial tile is in its shared memory
+    if (wg > 0) {
+      int tm, tn;
+      tile_coords(first, tm, tn);
+      int const rows = bm / static_cast<int>(splits), row_base = static_cast<int>(rank) * rows;
+      for (int i = tid - 128; i < rows * (BN / 4); i += 256) {
+        int const row = row_base + i / (BN / 4), col = (i % (BN / 4)) * 4;
+        std::uint32_t const at = base + static_cast<std::uint32_t>(row * partial_ld<BN> + col) * 4u;
+        float4 sum = ld_shared_cluster_v4(cluster_map(at, 0));
+        for (unsigned q = 1; q < splits; ++q) {
+          float4 const v = ld_shared_cluster_v4(cluster_map(at, q));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        std::int64_t const gr = static_cast<std::int64_t>(tm) * bm + row, gc = static_cast<std::int64_t>(tn) * BN + col;
+        store_pair<In>(p, gr, gc, sum.x, sum.y);
+        store_pair<In>(p, gr, gc + 2, sum.z, sum.w);
+      }
+    }
+    cluster_sync_all();  // no CTA leaves while the others read its shared memory
   }
 #else
   __trap();  // TMA, wgmma and setmaxnreg need an sm_90a image: the host refuses first
 #endif
 }
 
-template <class In, int BN, bool Persistent>
-void launch_ws(problem const& p, cudaStream_t st, int sm_count) {
+template <class In, int BN, ws_mode Mode>
+void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits = 1) {
   using cfg = ws_config<BN>;
   std::int64_t const tiles = ((p.m + bm - 1) / bm) * ((p.n + BN - 1) / BN);
-  MEMLAB_EXPECTS(tiles <= 0x7fffffff, "too many tiles for one grid");
+  MEMLAB_EXPECTS(tiles * splits <= 0x7fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<In, __half>;
   CUtensorMap ta, tb;
   make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
   make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN);
-  auto kernel = ws_kernel<In, BN, Persistent>;
+  auto kernel = ws_kernel<In, BN, Mode>;
   MEMLAB_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
-  std::int64_t const grid = Persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles;
-  kernel<<<static_cast<unsigned>(grid), threads, cfg::smem_bytes, st>>>(ta, tb, p);
+  std::int64_t const grid = Mode == ws_mode::persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles * splits;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = splits;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = dim3(static_cast<unsigned>(grid));
+  lc.blockDim = dim3(threads);
+  lc.dynamicSmemBytes = cfg::smem_bytes;
+  lc.stream = st;
+  lc.attrs = attr;
+  lc.numAttrs = Mode == ws_mode::split_k ? 1 : 0;
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, ta, tb, p));
   MEMLAB_CHECK_LAUNCH();
+}
+
+/// How many clusters of `splits` split-K CTAs (128 x 128 tiles) the device runs at once
+/// (cached per device and cluster size): a GPC holds only whole clusters.
+template <class In>
+int split_k_max_clusters(unsigned splits) {
+  auto query = [](unsigned s) {
+    auto kernel = ws_kernel<In, 128, ws_mode::split_k>;
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(ws_config<128>::smem_bytes)));
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = s;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t lc{};
+    lc.gridDim = dim3(s);
+    lc.blockDim = dim3(threads);
+    lc.dynamicSmemBytes = ws_config<128>::smem_bytes;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, kernel, &lc) != cudaSuccess) {
+      (void)cudaGetLastError();  // a cluster size the device cannot run: never chosen
+      n = 0;
+    }
+    return n;
+  };
+  auto const counts = memlab::detail::per_device([&] { return std::array<int, 3>{query(2), query(4), query(8)}; });
+  return counts[splits == 2 ? 0 : splits == 4 ? 1 : 2];
 }
 
 }  // namespace
 
 template <class In>
 void launch_warp_specialized(problem const& p, cudaStream_t st) {
-  launch_ws<In, 256, false>(p, st, 0);
+  launch_ws<In, 256, ws_mode::one_tile>(p, st, 0);
 }
 
 template <class In>
 void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
+  std::int64_t const tiles128 = ((p.m + bm - 1) / bm) * ((p.n + 127) / 128);
+  int const nk = static_cast<int>((p.k + bk - 1) / bk);
+  if (unsigned const splits = split_k_splits(tiles128, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In>(s); });
+      splits > 1) {
+    launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, splits);
+    return;
+  }
   // 128 x 256 tiles unless that leaves SMs idle in the last wave; then 128 x 128 (twice the tiles).
   std::int64_t const tiles256 = ((p.m + bm - 1) / bm) * ((p.n + 255) / 256);
   if (tiles256 >= 2 * sm_count || tiles256 % sm_count == 0)
-    launch_ws<In, 256, true>(p, st, sm_count);
+    launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count);
   else
-    launch_ws<In, 128, true>(p, st, sm_count);
+    launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count);
 }
 
 std::size_t smem_warp_specialized() { return ws_config<256>::smem_bytes; }

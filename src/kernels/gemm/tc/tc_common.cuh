@@ -166,14 +166,32 @@ __device__ __forceinline__ unsigned cluster_ctarank() {
 __device__ __forceinline__ void cluster_sync_all() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
+/// The address of `addr` (this CTA's shared memory) in CTA `cta` of the cluster.
+__device__ __forceinline__ std::uint32_t cluster_map(std::uint32_t addr, unsigned cta) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(cta));
+  return remote;
+}
+__device__ __forceinline__ unsigned cluster_nctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+/// A 16-byte load from a cluster shared-memory address (cluster_map's result).
+__device__ __forceinline__ float4 ld_shared_cluster_v4(std::uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
 /// Arrives once on the barrier at the same shared-memory offset as `bar` in CTA `cta` of the
 /// cluster (this CTA included). Default semantics (release at CTA scope), as CUTLASS's
 /// ClusterBarrier: what it publishes is that this warp's wgmma reads of the slot are complete
 /// (wgmma.wait_group), and a .release.cluster would add a MEMBAR.GPU to every k-block.
 __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
-  std::uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(cta));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(smem_addr(bar), cta)) : "memory");
 }
 /// tma_load_2d into the same shared-memory offset of every CTA in `cta_mask`, completing
 /// `box bytes` on the barrier at `bar`'s offset in each of them.
