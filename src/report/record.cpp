@@ -356,11 +356,15 @@ bool matches(json const& row, row_filter const& f, std::vector<json const*> cons
       }
       negated_only = false;
       if (want == "max" || want == "min") {
-        // The extreme among the experiment's verified rows, so a failed point does not move it.
+        // The extreme among the experiment's verified rows, so a failed point does not move it
+        // (rows with no timing of their own, such as a swept staircase, count when verified).
         std::optional<double> ext;
         for (auto const* r : rows) {
           json const* q = field(*r, axis);
-          if (!q || !q->is_number() || detail::state_of(*r) != detail::row_state::ok) continue;
+          auto const st = detail::state_of(*r);
+          bool const verified = st == detail::row_state::ok ||
+                                (st == detail::row_state::no_timing && detail::str(*r, "verified") == "passed");
+          if (!q || !q->is_number() || !verified) continue;
           double d = q->get<double>();
           if (!ext || (want == "max" ? d > *ext : d < *ext)) ext = d;
         }

@@ -533,13 +533,18 @@ void summary(std::ostream& md, std::vector<section> const& sections) {
   }
 }
 
-/// The declared plots of experiments with timed rows to draw.
+/// The declared plots of experiments with timed (or verified untimed) rows to draw.
 std::vector<std::string> plots_to_draw(std::vector<section> const& sections) {
   std::vector<std::string> plans;
   for (auto const& s : sections) {
     if (!s.entry) continue;
     bool timed = false;
-    for (auto const* r : s.rows) timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified;
+    for (auto const* r : s.rows) {
+      auto const st = state_of(*r);
+      // A verified row with no time of its own (a swept staircase) plots its declared metrics.
+      timed |= st == row_state::ok || st == row_state::not_verified ||
+               (st == row_state::no_timing && str(*r, "verified") == "passed");
+    }
     if (timed)
       for (auto const& p : s.entry->plots) plans.push_back(p.file);
   }

@@ -334,6 +334,33 @@ TEST(Report, SummaryTableCellsComeFromTheRecord) {
   EXPECT_NE(r.md.find("a note under the table"), std::string::npos);
 }
 
+// "max" in a cell's filter is the largest axis value among the verified rows, counting rows
+// verified without a time of their own (a swept staircase records no median).
+TEST(Report, SummaryTableMaxCountsVerifiedRowsWithoutTiming) {
+  scratch_dir d;
+  json rec = json::parse(slurp(complete_fixture));
+  double top = -1;
+  for (auto& r : rec["rows"])
+    if (r["experiment"] == "coalescing.offset" && r.value("verified", "") == "passed") {
+      double const off = r["params"]["offset"].get<double>();
+      r["median_ms"] = nullptr;
+      r["extra"]["offset_seen"] = off;
+      top = std::max(top, off);
+    }
+  ASSERT_GE(top, 1);
+  json table = {{"title", "Untimed rows"},
+                {"columns", json::array({{{"label", "offset"}, {"unit", ""}}})},
+                {"rows", json::array({{{"label", "largest"},
+                                       {"cells", json::array({{{"experiment", "coalescing.offset"},
+                                                               {"where", {{"offset", {"max"}}}},
+                                                               {"metric", "extra.offset_seen"},
+                                                               {"pick", ""}}})}}})}};
+  rec["experiments"][0]["tables"] = json::array({table});
+  auto r = render(d.write("run.json", rec), d);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.md.find("| largest | " + memlab::report::detail::fmt(top) + " |"), std::string::npos) << r.md;
+}
+
 TEST(Report, SummaryTableOfTheWrongShapeIsRefusedWithItsPath) {
   scratch_dir d;
   json rec = json::parse(slurp(complete_fixture));
