@@ -248,10 +248,9 @@ void l1_carveout_body(state& s) {
   std::vector<std::size_t> footprints;
   for (std::size_t f = 2048; f <= max; f += 2048) footprints.push_back(f);
   device_buffer<std::uint32_t> chain(max / 4);
-  mh::carveout_readback back;
+  mh::carveout_readback const back = mh::set_chase_carveout(static_cast<int>(dynamic), percent);
   staircase const st = chase_staircase(s, chain.data(), footprints, [&](std::uint32_t at, std::uint64_t warm, std::uint64_t loads) {
-    return mh::pointer_chase_carveout(chain.data(), stride / 4, at, warm, loads, static_cast<int>(dynamic), percent,
-                                      &back, s.stream());
+    return mh::pointer_chase_carveout(chain.data(), stride / 4, at, warm, loads, static_cast<int>(dynamic), s.stream());
   });
   auto const found = record_staircase(s, st);
   s.set_extra("shared_bytes", shared);

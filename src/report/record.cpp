@@ -361,9 +361,7 @@ bool matches(json const& row, row_filter const& f, std::vector<json const*> cons
         std::optional<double> ext;
         for (auto const* r : rows) {
           json const* q = field(*r, axis);
-          auto const st = detail::state_of(*r);
-          bool const verified = st == detail::row_state::ok ||
-                                (st == detail::row_state::no_timing && detail::str(*r, "verified") == "passed");
+          bool const verified = detail::state_of(*r) == detail::row_state::ok || detail::verified_untimed(*r);
           if (!q || !q->is_number() || !verified) continue;
           double d = q->get<double>();
           if (!ext || (want == "max" ? d > *ext : d < *ext)) ext = d;

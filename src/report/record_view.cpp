@@ -158,4 +158,8 @@ row_state state_of(json const& row) {
   return row_state::not_verified;
 }
 
+bool verified_untimed(json const& row) {
+  return state_of(row) == row_state::no_timing && str(row, "verified") == "passed";
+}
+
 }  // namespace memlab::report::detail

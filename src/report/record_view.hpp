@@ -39,5 +39,7 @@ std::string anchor(std::string const& heading);
 /// The row's state for display and comparison.
 enum class row_state { ok, failed, error, skipped, not_verified, no_timing };
 row_state state_of(json const& row);
+/// A verified row with no time of its own (a swept staircase records its curve, no median).
+bool verified_untimed(json const& row);
 
 }  // namespace memlab::report::detail

@@ -539,12 +539,8 @@ std::vector<std::string> plots_to_draw(std::vector<section> const& sections) {
   for (auto const& s : sections) {
     if (!s.entry) continue;
     bool timed = false;
-    for (auto const* r : s.rows) {
-      auto const st = state_of(*r);
-      // A verified row with no time of its own (a swept staircase) plots its declared metrics.
-      timed |= st == row_state::ok || st == row_state::not_verified ||
-               (st == row_state::no_timing && str(*r, "verified") == "passed");
-    }
+    for (auto const* r : s.rows)  // a verified row with no time of its own plots its declared metrics
+      timed |= state_of(*r) == row_state::ok || state_of(*r) == row_state::not_verified || verified_untimed(*r);
     if (timed)
       for (auto const& p : s.entry->plots) plans.push_back(p.file);
   }

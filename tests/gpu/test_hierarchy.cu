@@ -63,23 +63,24 @@ TEST(HierarchyChase, ACarveOutTakesItsShareOfTheL1) {
   auto const next = mh::random_cycle(slots, 99);
   memlab::device_buffer<std::uint32_t> chain(slots * stride_words);
   mh::write_chain(chain.data(), next, stride_words, nullptr);
-  auto chase = [&](int dynamic, int percent, mh::carveout_readback* back) {
-    auto const r = mh::pointer_chase_carveout(chain.data(), stride_words, 0, 2 * slots, 4096, dynamic, percent, back, nullptr);
+  auto chase = [&](int dynamic) {
+    auto const r = mh::pointer_chase_carveout(chain.data(), stride_words, 0, 2 * slots, 4096, dynamic, nullptr);
     EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
     EXPECT_EQ(r.last_slot, mh::follow(next, 0, 2 * slots + 4096)) << dynamic << " bytes of shared memory";
     return r.cycles_per_load;
   };
-  mh::carveout_readback back;
-  double const all_l1 = chase(0, 0, &back);
+  mh::carveout_readback back = mh::set_chase_carveout(0, 0);
   EXPECT_EQ(back.preferred_percent, 0);
   EXPECT_EQ(back.max_dynamic_bytes, 0);
+  double const all_l1 = chase(0);
   int const most = optin - reserved;
-  double const most_shared = chase(most, 100, &back);
+  back = mh::set_chase_carveout(most, 100);
   EXPECT_EQ(back.preferred_percent, 100);
   EXPECT_EQ(back.max_dynamic_bytes, most);
+  double const most_shared = chase(most);
   if (!memlab::test::small_sizes())  // the sanitizers' instrumentation swamps the latencies
     EXPECT_GT(most_shared, 2 * all_l1) << "the footprint should fit L1 only when the block holds no shared memory";
-  EXPECT_THROW(mh::pointer_chase_carveout(chain.data(), stride_words, 0, 0, 1, 0, 101, nullptr, nullptr), memlab::error);
+  EXPECT_THROW(mh::set_chase_carveout(0, 101), memlab::error);
 }
 
 TEST(HierarchyChase, RandomCycleVisitsEverySlotOnce) {

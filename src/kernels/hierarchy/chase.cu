@@ -82,7 +82,7 @@ __device__ __forceinline__ std::uint32_t load_word(std::uint32_t const* p) {
 }
 
 /// out: [cycles, ns, last word index]. `Carveout` only makes a second kernel of the same code:
-/// the one whose shared-memory carve-out pointer_chase_carveout sets, so the other rows keep
+/// the one whose shared-memory carve-out set_chase_carveout sets, so the other rows keep
 /// the driver's default for theirs.
 template <load_path P, bool Carveout = false>
 __global__ void chase_kernel(std::uint32_t const* chain, std::uint32_t start_word, std::uint64_t warmup,
@@ -199,24 +199,26 @@ chase_result pointer_chase(std::uint32_t const* chain, std::size_t stride_words,
   return read_result(out, loads, stride_words, stream);
 }
 
-chase_result pointer_chase_carveout(std::uint32_t const* chain, std::size_t stride_words, std::uint32_t start,
-                                    std::uint64_t warmup, std::uint64_t loads, int dynamic_smem_bytes,
-                                    int carveout_percent, carveout_readback* readback, cudaStream_t stream) {
-  MEMLAB_EXPECTS(loads >= 1, "loads must be >= 1");
+carveout_readback set_chase_carveout(int dynamic_smem_bytes, int carveout_percent) {
   MEMLAB_EXPECTS(dynamic_smem_bytes >= 0, "dynamic_smem_bytes must be >= 0");
   MEMLAB_EXPECTS(carveout_percent >= 0 && carveout_percent <= 100, "carveout_percent must be in [0, 100]");
   auto const kernel = chase_kernel<load_path::ca, true>;
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_smem_bytes));
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout_percent));
-  if (readback) {
-    cudaFuncAttributes a{};
-    MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
-    readback->preferred_percent = a.preferredShmemCarveout;
-    readback->max_dynamic_bytes = a.maxDynamicSharedSizeBytes;
-  }
+  cudaFuncAttributes a{};
+  MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
+  return {a.preferredShmemCarveout, a.maxDynamicSharedSizeBytes};
+}
+
+chase_result pointer_chase_carveout(std::uint32_t const* chain, std::size_t stride_words, std::uint32_t start,
+                                    std::uint64_t warmup, std::uint64_t loads, int dynamic_smem_bytes,
+                                    cudaStream_t stream) {
+  MEMLAB_EXPECTS(loads >= 1, "loads must be >= 1");
+  MEMLAB_EXPECTS(dynamic_smem_bytes >= 0, "dynamic_smem_bytes must be >= 0");
   device_buffer<std::uint64_t> out(3);
   std::uint32_t const start_word = static_cast<std::uint32_t>(start * stride_words);
-  kernel<<<1, 1, static_cast<std::size_t>(dynamic_smem_bytes), stream>>>(chain, start_word, warmup, loads, out.data());
+  chase_kernel<load_path::ca, true><<<1, 1, static_cast<std::size_t>(dynamic_smem_bytes), stream>>>(
+      chain, start_word, warmup, loads, out.data());
   MEMLAB_CHECK_LAUNCH();
   return read_result(out, loads, stride_words, stream);
 }

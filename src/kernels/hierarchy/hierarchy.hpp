@@ -51,14 +51,18 @@ struct carveout_readback {
   int preferred_percent = -1;  ///< cudaFuncAttributes::preferredShmemCarveout
   int max_dynamic_bytes = -1;  ///< cudaFuncAttributes::maxDynamicSharedSizeBytes
 };
-/// pointer_chase through ld.global from a kernel of its own, launched with `dynamic_smem_bytes`
-/// of dynamic shared memory and `carveout_percent` (0 = most L1, 100 = most shared memory) as
-/// its preferred carve-out: the block's shared memory forces the configuration at least that
-/// large, and what is left of the SM's unified L1/shared storage is the L1 the chase sees.
-/// The kernel's attributes as read back after setting them go to `readback` (may be null).
+/// Sets the carve-out chase kernel's attributes: up to `dynamic_smem_bytes` of dynamic shared
+/// memory and `carveout_percent` (0 = most L1, 100 = most shared memory) as its preferred
+/// carve-out; returns what cudaFuncGetAttributes then reports. Once per configuration, before
+/// pointer_chase_carveout.
+carveout_readback set_chase_carveout(int dynamic_smem_bytes, int carveout_percent);
+/// pointer_chase through ld.global from that kernel, launched with `dynamic_smem_bytes` (at
+/// most what set_chase_carveout allowed) of dynamic shared memory: the block's shared memory
+/// forces the configuration at least that large, and what is left of the SM's unified
+/// L1/shared storage is the L1 the chase sees. The other chases keep the driver's default.
 chase_result pointer_chase_carveout(std::uint32_t const* chain, std::size_t stride_words, std::uint32_t start,
                                     std::uint64_t warmup, std::uint64_t loads, int dynamic_smem_bytes,
-                                    int carveout_percent, carveout_readback* readback, cudaStream_t stream);
+                                    cudaStream_t stream);
 
 /// The slot-indexed layout for footprints past 2^32 words (16 GiB): slot j lives at word
 /// j * stride_words + (j % 16) * stagger_words and holds next[j] itself; the chase computes

@@ -219,18 +219,9 @@ void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits 
   MEMLAB_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
   std::int64_t const grid = Mode == ws_mode::persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles * splits;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = splits;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(static_cast<unsigned>(grid));
-  lc.blockDim = dim3(threads);
-  lc.dynamicSmemBytes = cfg::smem_bytes;
-  lc.stream = st;
-  lc.attrs = attr;
-  lc.numAttrs = Mode == ws_mode::split_k ? 1 : 0;
+  cudaLaunchAttribute attr;
+  cudaLaunchConfig_t const lc = cluster_launch_config(&attr, Mode == ws_mode::split_k ? splits : 1u,
+                                                      static_cast<unsigned>(grid), threads, cfg::smem_bytes, st);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, ta, tb, p));
   MEMLAB_CHECK_LAUNCH();
 }
@@ -243,17 +234,8 @@ int split_k_max_clusters(unsigned splits) {
     auto kernel = ws_kernel<In, 128, ws_mode::split_k>;
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(ws_config<128>::smem_bytes)));
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = s;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t lc{};
-    lc.gridDim = dim3(s);
-    lc.blockDim = dim3(threads);
-    lc.dynamicSmemBytes = ws_config<128>::smem_bytes;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t const lc = cluster_launch_config(&attr, s, s, threads, ws_config<128>::smem_bytes, nullptr);
     int n = 0;
     if (cudaOccupancyMaxActiveClusters(&n, kernel, &lc) != cudaSuccess) {
       (void)cudaGetLastError();  // a cluster size the device cannot run: never chosen

@@ -235,20 +235,9 @@ __global__ void __launch_bounds__(threads, 1)
 #endif
 }
 
-template <class In, int BN>
+template <int BN>
 cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attr, unsigned grid, cudaStream_t st) {
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster_size;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = cl_config<BN>::smem_bytes;
-  cfg.stream = st;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cfg;
+  return cluster_launch_config(attr, cluster_size, grid, threads, cl_config<BN>::smem_bytes, st);
 }
 
 /// How many clusters of this kernel the device runs at once (cached per device): the
@@ -260,7 +249,7 @@ int max_active_clusters() {
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(cl_config<BN>::smem_bytes)));
     cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t const cfg = launch_config<In, BN>(attr, cluster_size, nullptr);
+    cudaLaunchConfig_t const cfg = launch_config<BN>(attr, cluster_size, nullptr);
     int n = 0;
     MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
     if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
@@ -286,7 +275,7 @@ void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
                                          static_cast<int>(cl_config<BN>::smem_bytes)));
   std::int64_t const clusters = std::min<std::int64_t>(ctiles, clusters_max);
   cudaLaunchAttribute attr[1];
-  cudaLaunchConfig_t const cfg = launch_config<In, BN>(attr, static_cast<unsigned>(clusters * cluster_size), st);
+  cudaLaunchConfig_t const cfg = launch_config<BN>(attr, static_cast<unsigned>(clusters * cluster_size), st);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }

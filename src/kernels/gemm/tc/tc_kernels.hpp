@@ -33,6 +33,25 @@ std::size_t smem_cluster();
 /// __CUDA_ARCH_FEAT_SM90_ALL (one launch per device, cached).
 bool image_has_sm90a();
 
+/// The launch of `grid` blocks of `threads` with `smem` bytes of dynamic shared memory on `st`,
+/// in clusters of `cluster` blocks along x (no cluster attribute when `cluster` is 1); `attr`
+/// must outlive the configuration. For cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters.
+inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute* attr, unsigned cluster, unsigned grid,
+                                                unsigned threads, std::size_t smem, cudaStream_t st) {
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = cluster;
+  attr->val.clusterDim.y = 1;
+  attr->val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  return cfg;
+}
+
 /// Encodes a 2-D TMA descriptor over a K-major 16-bit matrix (rows x k, row stride ld
 /// elements) with boxes of 64 (k) x box_rows and 128-byte swizzle.
 void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
