@@ -1,13 +1,16 @@
-// Rung 2: mma.sync m16n8k16 fed by ldmatrix from a 4-stage cp.async pipeline. 128 x 256
-// tiles, k slices of 32, eight warps (2 x 4) of 64 x 64: per k16 step a warp issues 8
-// ldmatrix.x4 for 32 mma (4 per ldmatrix; 64 x 32 warps managed 2.7), and a block does twice
-// the MMA work between two barriers of its 128 x 128 predecessor (docs/tc-gemm.md). Shared rows are 64 bytes (four 16-byte
-// chunks); chunk c of row r lives at c ^ ((r >> 1) & 3), so the eight rows one ldmatrix
-// phase reads (and the eight chunks a cp.async phase writes) hit eight different 16-byte
-// bank groups: no conflicts without padding. Needs the canonical K-major layout and
-// 16-byte aligned rows (docs/tc-gemm.md); the k tail is zero-filled by cp.async's src-size.
+// Rung 2: mma.sync m16n8k16 fed by ldmatrix from a 4-stage cp.async pipeline. 128 x 128
+// tiles, k slices of 32, four warps (2 x 2) of 64 x 64 and two blocks per SM: per k16 step a
+// warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), and while one block waits at its
+// barrier the other's warps keep the tensor pipe busy (docs/tc-gemm.md, "Rung 2: two blocks
+// per SM"). Interior tiles copy without bounds checks from one pointer per operand. Shared
+// rows are 64 bytes (four 16-byte chunks); chunk c of row r lives at c ^ ((r >> 1) & 3), so
+// the eight rows one ldmatrix phase reads (and the eight chunks a cp.async phase writes) hit
+// eight different 16-byte bank groups: no conflicts without padding. Needs the canonical
+// K-major layout and 16-byte aligned rows (docs/tc-gemm.md); the k tail is zero-filled by
+// cp.async's src-size.
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "memlab/error.hpp"
+
 
 namespace memlab::detail::gemm_tc {
 
@@ -16,18 +19,36 @@ __host__ __device__ constexpr int mma_sync_swizzle(int row, int chunk) { return 
 
 namespace {
 
-constexpr int bm = 128, bn = 256, bk = 32, stages = 4, threads = 256;
-constexpr int warp_n = 64, n8_per_warp = warp_n / 8;  // eight m16n8 column blocks per warp
-static_assert(n8_per_warp % 2 == 0 && 4 * warp_n == bn, "ldmatrix.x4 loads B fragments in pairs; 4 warps span bn");
-static_assert(bk == 32, "mma_sync_swizzle assumes 64-byte rows");
-constexpr int tile_elems = (bm + bn) * bk;  // one stage: A tile then B tile
-constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_elems * 2;  // 96 KB: fits sm_86/89's 99 KB
-static_assert((bm + bn) * bk / 8 % threads == 0, "each thread copies whole 16-byte chunks");
+/// A configuration of the rung: 128 x BN tiles, k slices of 32, 4 stages, 2 x WarpsN warps
+/// of 64 x WarpN, at least MinBlocks blocks per SM.
+template <int BN, int WarpsN, int WarpN, int MinBlocks>
+struct ms_config {
+  static constexpr int bm = 128, bn = BN, bk = 32, stages = 4;
+  static constexpr int warp_n = WarpN, n8_per_warp = warp_n / 8;  // m16n8 column blocks per warp
+  static constexpr int threads = 2 * WarpsN * 32, min_blocks = MinBlocks;
+  static constexpr int tile_elems = (bm + bn) * bk;  // one stage: A tile then B tile
+  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_elems * 2;
+  // 16-byte chunks a thread copies per stage: rows tid / 4 + i threads / 4, chunk tid % 4.
+  static constexpr int chunks = bk / 8;
+  static constexpr int a_iters = bm * bk / 8 / threads, b_iters = bn * bk / 8 / threads;
+  static constexpr int rows_per_iter = threads / chunks;
+  static_assert(n8_per_warp % 2 == 0 && WarpsN * warp_n == bn, "ldmatrix.x4 loads B fragments in pairs; the warps span bn");
+  static_assert(bk == 32, "mma_sync_swizzle assumes 64-byte rows");
+  static_assert(bm * bk / 8 % threads == 0 && bn * bk / 8 % threads == 0, "each thread copies whole 16-byte chunks");
+  // A thread's rows step by a multiple of 8: its chunk's swizzle ((row >> 1) & 3) is the same
+  // for every chunk it copies, so one shared offset and one pointer per operand serve them all.
+  static_assert(rows_per_iter % 8 == 0, "a thread's rows keep one swizzle phase");
+};
+// The rung's configuration: 128 x 128 tiles, 4 warps of 64 x 64, 64 KB (fits two blocks on
+// sm_80 and sm_90, one on sm_86/89), two blocks per SM. docs/tc-gemm.md, "Rung 2: two blocks
+// per SM", has the alternatives measured against it.
+using rung_config = ms_config<128, 2, 64, 2>;
 
-
-template <class In>
-__global__ void __launch_bounds__(threads) mma_sync_kernel(problem p) {
+template <class In, class Cfg>
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) mma_sync_kernel(problem p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int bm = Cfg::bm, bn = Cfg::bn, bk = Cfg::bk, stages = Cfg::stages, threads = Cfg::threads;
+  constexpr int tile_elems = Cfg::tile_elems, n8_per_warp = Cfg::n8_per_warp, warps_n = bn / Cfg::warp_n;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* smem = reinterpret_cast<In*>(smem_raw);
   std::int64_t const tiles_m = (p.m + bm - 1) / bm;
@@ -35,29 +56,44 @@ __global__ void __launch_bounds__(threads) mma_sync_kernel(problem p) {
   std::int64_t const row0 = (static_cast<std::int64_t>(blockIdx.x) % tiles_m) * bm;
   std::int64_t const col0 = (static_cast<std::int64_t>(blockIdx.x) / tiles_m) * bn;
   int const tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  int const wm = (warp / 4) * 64, wn = (warp % 4) * warp_n;
+  int const wm = (warp / warps_n) * 64, wn = (warp % warps_n) * Cfg::warp_n;
   In const* a = static_cast<In const*>(p.a);
   In const* b = static_cast<In const*>(p.b);
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
+
+  // The copy plan, fixed for the block: this thread's first row and chunk, its shared offset
+  // (the same swizzle phase for all its rows) and its first source element in A and in B.
+  int const r_first = tid / Cfg::chunks, ch = tid % Cfg::chunks;
+  int const s_first = mma_sync_swizzle(r_first, ch);
+  In const* a_first = a + (row0 + r_first) * p.a_si + ch * 8;
+  In const* b_first = b + (col0 + r_first) * p.b_sj + ch * 8;
+  std::int64_t const a_step = Cfg::rows_per_iter * p.a_si, b_step = Cfg::rows_per_iter * p.b_sj;
+  bool const interior = row0 + bm <= p.m && col0 + bn <= p.n;
 
   auto load_stage = [&](int slot, int kb) {
     In* sa = smem + slot * tile_elems;
     In* sb = sa + bm * bk;
     std::int64_t const k0 = static_cast<std::int64_t>(kb) * bk;
+    if (interior && k0 + bk <= p.k) {  // the common case: every chunk whole, no checks
 #pragma unroll
-    for (int i = 0; i < (bm + bn) * bk / 8 / threads; ++i) {
-      int const idx = tid + i * threads;  // 16-byte chunk of the stage: A's 512, then B's 1024
-      bool const is_a = idx < bm * bk / 8;
-      int const local = is_a ? idx : idx - bm * bk / 8;
-      int const r = local / 4, ch = local % 4;
-      std::int64_t const g = (is_a ? row0 : col0) + r;
-      std::int64_t const gk = k0 + ch * 8;
-      bool const row_ok = g < (is_a ? p.m : p.n);
-      std::int64_t const left = p.k - gk;
-      int const bytes = (row_ok && left > 0) ? static_cast<int>(left >= 8 ? 16 : left * 2) : 0;
-      In const* src = is_a ? a : b;
-      if (bytes > 0) src += g * (is_a ? p.a_si : p.b_sj) + gk;
-      cp_async_16(smem_addr((is_a ? sa : sb) + mma_sync_swizzle(r, ch)), src, bytes);
+      for (int i = 0; i < Cfg::a_iters; ++i)
+        cp_async_16(smem_addr(sa + s_first + i * threads * 8), a_first + i * a_step + k0, 16);
+#pragma unroll
+      for (int i = 0; i < Cfg::b_iters; ++i)
+        cp_async_16(smem_addr(sb + s_first + i * threads * 8), b_first + i * b_step + k0, 16);
+      return;
+    }
+    std::int64_t const left = p.k - (k0 + ch * 8);
+    int const kbytes = left > 0 ? static_cast<int>(left >= 8 ? 16 : left * 2) : 0;
+#pragma unroll
+    for (int i = 0; i < Cfg::a_iters; ++i) {
+      bool const ok = row0 + r_first + i * Cfg::rows_per_iter < p.m && kbytes > 0;
+      cp_async_16(smem_addr(sa + s_first + i * threads * 8), ok ? a_first + i * a_step + k0 : a, ok ? kbytes : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < Cfg::b_iters; ++i) {
+      bool const ok = col0 + r_first + i * Cfg::rows_per_iter < p.n && kbytes > 0;
+      cp_async_16(smem_addr(sb + s_first + i * threads * 8), ok ? b_first + i * b_step + k0 : b, ok ? kbytes : 0);
     }
   };
 
@@ -123,20 +159,25 @@ __global__ void __launch_bounds__(threads) mma_sync_kernel(problem p) {
 #endif
 }
 
+template <class In, class Cfg>
+void launch_config(problem const& p, cudaStream_t st) {
+  std::int64_t const blocks = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
+  MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
+  auto kernel = mma_sync_kernel<In, Cfg>;
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::smem_bytes)));
+  kernel<<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p);
+  MEMLAB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 template <class In>
 void launch_mma_sync(problem const& p, cudaStream_t st) {
-  std::int64_t const blocks = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
-  MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many 128 x 256 tiles for one grid");
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(mma_sync_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem_bytes)));
-  mma_sync_kernel<In><<<static_cast<unsigned>(blocks), threads, smem_bytes, st>>>(p);
-  MEMLAB_CHECK_LAUNCH();
+  launch_config<In, rung_config>(p, st);
 }
 
-void const* kernel_mma_sync() { return reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16>); }
-std::size_t smem_mma_sync() { return smem_bytes; }
+void const* kernel_mma_sync() { return reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16, rung_config>); }
+std::size_t smem_mma_sync() { return rung_config::smem_bytes; }
 
 template void launch_mma_sync<__half>(problem const&, cudaStream_t);
 template void launch_mma_sync<__nv_bfloat16>(problem const&, cudaStream_t);
