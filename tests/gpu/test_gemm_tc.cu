@@ -163,12 +163,17 @@ std::vector<case_t> canonical_cases() {
       {128, 256, 192},
       {200, 136, 40, gemm_op::n, gemm_op::t, 8, 16, 3},       // ld > row
       {70, 90, 100, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f},  // alpha, beta
-      // Few tiles, long k: rung 5 splits K in a cluster (split_k.hpp) into 2, 4 and 8 ranges
-      {100, 300, 640, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f},  // 3 tiles, 10 k-blocks: 2
-      {64, 256, 1100},                                                     // 2 tiles, 18 k-blocks: 4
-      {1, 130, 2100, gemm_op::n, gemm_op::t, 8, 8, 4},                    // 2 tiles, 33 k-blocks: 8, uneven
+      // Few tiles, long k: rung 5 splits K in a cluster (split_k.hpp) on 128 x 64 tiles, S = 2, 4, 8
+      {100, 300, 640, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f},  // 5 tiles, 10 k-blocks: 2
+      {64, 256, 1100},                                                     // 4 tiles, 18 k-blocks: 4
+      {1, 130, 2100, gemm_op::n, gemm_op::t, 8, 8, 4},                    // 3 tiles, 33 k-blocks: 8, uneven
+      {128, 256, 1024},                                                    // 4 tiles, 16 k-blocks: 4
+      {64, 4480, 512},  // 35 tiles of 128 x 128 (k split in two), 70 of 64 x 64 (one each)
   };
-  if (!memlab::test::small_sizes()) v.push_back({300, 520, 1000});
+  if (!memlab::test::small_sizes()) {
+    v.push_back({300, 520, 1000});
+    v.push_back({128, 5120, 512});  // 80 tiles of 128 x 64 are too many to split: 40 of 128 x 128, S = 2
+  }
   return v;
 }
 

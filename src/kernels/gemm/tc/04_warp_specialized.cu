@@ -1,8 +1,8 @@
 // Rungs 4 and 5: warp specialization. Warpgroup 0 is the producer: it gives registers back
 // (setmaxnreg.dec) and one thread streams A and B slices through a ring of `stages` slots
 // with TMA, each slot guarded by a `full` mbarrier (TMA bytes landed) and an `empty` one
-// (both consumers finished reading it). Warpgroups 1 and 2 are consumers: they take the
-// registers (setmaxnreg.inc), each owns 64 rows of a 128 x BN tile in FP32 accumulators
+// (every consumer finished reading it). Warpgroups 1 and 2 (1 only for BM = 64) are consumers:
+// they take the registers (setmaxnreg.inc), each owns 64 rows of a BM x BN tile in FP32 accumulators
 // (m64nBNk16), keeps one wgmma batch in flight and releases the slot of the batch before.
 //
 // Rung 4 launches one block per tile. Rung 5 (`persistent`) launches one block per SM that
@@ -11,12 +11,15 @@
 // the loads of tile i + 1 overlap the stores of tile i.
 //
 // Where the tiles cannot fill the GPU (m = 128 decode batches: 32 tiles of 128 x 128 for 132
-// SMs), rung 5 splits K inside a cluster instead: the S CTAs of a cluster (S = 2, 4 or 8)
-// take the same tile and every S-th k-block (CTA r: r, r + S, ...), park their FP32 partial
-// tiles in their own shared memory (the drained stage slots), and after a cluster barrier CTA r sums
-// rows [r 128/S, (r + 1) 128/S) of all S partials through distributed shared memory
-// (ld.shared::cluster, always in rank order: bit-identical run to run) and stores them. No
-// workspace in global memory, no second kernel, nothing shared between concurrent calls.
+// SMs), rung 5 instead takes 64 x 64 tiles, one per CTA with a single consumer warpgroup,
+// where those make one wave over more than half the SMs. Otherwise it splits K inside a
+// cluster, on 128 x 64 tiles where those still leave room for a split (else 128 x 128): the
+// S CTAs of a cluster (S = 2, 4 or 8) take the same tile and every S-th k-block (CTA r: r,
+// r + S, ...), park their FP32 partial tiles in their own shared memory (the drained stage
+// slots), and after a cluster barrier CTA r sums rows [r BM/S, (r + 1) BM/S) of all S
+// partials through distributed shared memory (ld.shared::cluster, always in rank order:
+// bit-identical run to run) and stores them. No workspace in global memory, no second
+// kernel, nothing shared between concurrent calls.
 #include <cuda.h>
 
 #include <algorithm>
@@ -32,7 +35,7 @@
 namespace memlab::detail::gemm_tc {
 namespace {
 
-constexpr int bm = 128, bk = 64, threads = 384;
+constexpr int bk = 64;
 
 /// one_tile: rung 4, a block per tile; persistent: rung 5, a block per SM walking tiles;
 /// split_k: a cluster per tile, each CTA a range of k-blocks, reduced through DSM.
@@ -44,12 +47,15 @@ enum class ws_mode { one_tile, persistent, split_k };
 template <int BN>
 constexpr int partial_ld = BN + 4;
 
-template <int BN>
+/// BM x BN tiles: BM / 64 consumer warpgroups of 64 rows each, after the producer warpgroup.
+template <int BN, int BM = 128>
 struct ws_config {
-  static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, stage_bytes = a_bytes + b_bytes;
-  static constexpr int stages = BN == 256 ? 4 : 6;  // 192 KB of slots either way
+  static constexpr int consumers = BM / 64, threads = 128 * (1 + consumers);
+  static constexpr int a_bytes = BM * bk * 2, b_bytes = BN * bk * 2, stage_bytes = a_bytes + b_bytes;
+  static constexpr int stages = 196608 / stage_bytes;  // 192 KB of slots: 4 at 128 x 256 .. 12 at 64 x 64
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + 1024;
-  static_assert(bm * partial_ld<BN> * 4 <= stages * stage_bytes, "the FP32 partial tile fits the stage slots");
+  static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups");
+  static_assert(stages >= 4 && BM * partial_ld<BN> * 4 <= stages * stage_bytes, "the FP32 partial tile fits the stage slots");
 };
 
 template <class In, int BN>
@@ -57,25 +63,27 @@ __device__ __forceinline__ void wgmma_tile_k16(float (&acc)[BN / 2], std::uint64
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (std::is_same_v<In, __half>) {
     if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
-    else wgmma_f16_m64n128k16(acc, da, db);
+    else if constexpr (BN == 128) wgmma_f16_m64n128k16(acc, da, db);
+    else wgmma_f16_m64n64k16(acc, da, db);
   } else {
     if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
-    else wgmma_bf16_m64n128k16(acc, da, db);
+    else if constexpr (BN == 128) wgmma_bf16_m64n128k16(acc, da, db);
+    else wgmma_bf16_m64n64k16(acc, da, db);
   }
 #endif
 }
 
-template <class In, int BN, ws_mode Mode>
-__global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                                                        const __grid_constant__ CUtensorMap tmap_b, problem p) {
+template <class In, int BN, ws_mode Mode, int BM = 128>
+__global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
+    ws_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, problem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using cfg = ws_config<BN>;
+  using cfg = ws_config<BN, BM>;
   constexpr int stages = cfg::stages;
   constexpr int group_m = 16;  // grouped order: runs of 16 M tiles (2048 rows of A stay in L2)
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
-  int const tiles_m = static_cast<int>((p.m + bm - 1) / bm);
+  int const tiles_m = static_cast<int>((p.m + BM - 1) / BM);
   int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
   int const tiles = tiles_m * tiles_n;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
@@ -84,7 +92,7 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 8);  // one arrival per consumer warp
+      mbar_init(&empty[s], 4 * cfg::consumers);  // one arrival per consumer warp
     }
     mbar_fence_init();
   }
@@ -120,7 +128,7 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
           mbar_wait(&empty[s], phase ^ 1);
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
           mbar_arrive_expect_tx(&full[s], cfg::stage_bytes);
-          tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * bm);
+          tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * BM);
           tma_load_2d(sb, &tmap_b, &full[s], kb * bk, tn * BN);
           if (++s == stages) {
             s = 0;
@@ -164,14 +172,14 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
       if constexpr (split) {
         // Every slot is drained (each load was waited for) once both consumers are past their
         // last wgmma: then the partial tile overwrites the slots.
-        named_bar_sync(1, 256);
+        named_bar_sync(1, 128 * cfg::consumers);
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2) {
           int const row = c * 64 + wgmma_acc_row(t, r), col = wgmma_acc_col(t, r);
           st_shared_v2_f32(base + static_cast<std::uint32_t>(row * partial_ld<BN> + col) * 4u, acc[r], acc[r + 1]);
         }
       } else {
-        std::int64_t const row0 = static_cast<std::int64_t>(tm) * bm + c * 64;
+        std::int64_t const row0 = static_cast<std::int64_t>(tm) * BM + c * 64;
         std::int64_t const col0 = static_cast<std::int64_t>(tn) * BN;
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2)
@@ -184,8 +192,8 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
     if (wg > 0) {
       int tm, tn;
       tile_coords(first, tm, tn);
-      int const rows = bm / static_cast<int>(splits), row_base = static_cast<int>(rank) * rows;
-      for (int i = tid - 128; i < rows * (BN / 4); i += 256) {
+      int const rows = BM / static_cast<int>(splits), row_base = static_cast<int>(rank) * rows;
+      for (int i = tid - 128; i < rows * (BN / 4); i += 128 * cfg::consumers) {
         int const row = row_base + i / (BN / 4), col = (i % (BN / 4)) * 4;
         std::uint32_t const at = base + static_cast<std::uint32_t>(row * partial_ld<BN> + col) * 4u;
         float4 sum = ld_shared_cluster_v4(cluster_map(at, 0));
@@ -196,7 +204,7 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
           sum.z += v.z;
           sum.w += v.w;
         }
-        std::int64_t const gr = static_cast<std::int64_t>(tm) * bm + row, gc = static_cast<std::int64_t>(tn) * BN + col;
+        std::int64_t const gr = static_cast<std::int64_t>(tm) * BM + row, gc = static_cast<std::int64_t>(tn) * BN + col;
         store_pair<In>(p, gr, gc, sum.x, sum.y);
         store_pair<In>(p, gr, gc + 2, sum.z, sum.w);
       }
@@ -208,36 +216,37 @@ __global__ void __launch_bounds__(threads, 1) ws_kernel(const __grid_constant__ 
 #endif
 }
 
-template <class In, int BN, ws_mode Mode>
+template <class In, int BN, ws_mode Mode, int BM = 128>
 void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits = 1) {
-  using cfg = ws_config<BN>;
-  std::int64_t const tiles = ((p.m + bm - 1) / bm) * ((p.n + BN - 1) / BN);
+  using cfg = ws_config<BN, BM>;
+  std::int64_t const tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   MEMLAB_EXPECTS(tiles * splits <= 0x7fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<In, __half>;
   CUtensorMap ta, tb;
-  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
+  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, BM);
   make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN);
-  auto kernel = ws_kernel<In, BN, Mode>;
+  auto kernel = ws_kernel<In, BN, Mode, BM>;
   MEMLAB_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
   std::int64_t const grid = Mode == ws_mode::persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles * splits;
   cudaLaunchAttribute attr;
   cudaLaunchConfig_t const lc = cluster_launch_config(&attr, Mode == ws_mode::split_k ? splits : 1u,
-                                                      static_cast<unsigned>(grid), threads, cfg::smem_bytes, st);
+                                                      static_cast<unsigned>(grid), cfg::threads, cfg::smem_bytes, st);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, ta, tb, p));
   MEMLAB_CHECK_LAUNCH();
 }
 
 /// How many clusters of `splits` split-K CTAs (128 x 128 tiles) the device runs at once
 /// (cached per device and cluster size): a GPC holds only whole clusters.
-template <class In>
+template <class In, int BN, int BM = 128>
 int split_k_max_clusters(unsigned splits) {
+  using cfg = ws_config<BN, BM>;
   auto query = [](unsigned s) {
-    auto kernel = ws_kernel<In, 128, ws_mode::split_k>;
+    auto kernel = ws_kernel<In, BN, ws_mode::split_k, BM>;
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(ws_config<128>::smem_bytes)));
+                                           static_cast<int>(cfg::smem_bytes)));
     cudaLaunchAttribute attr;
-    cudaLaunchConfig_t const lc = cluster_launch_config(&attr, s, s, threads, ws_config<128>::smem_bytes, nullptr);
+    cudaLaunchConfig_t const lc = cluster_launch_config(&attr, s, s, cfg::threads, cfg::smem_bytes, nullptr);
     int n = 0;
     if (cudaOccupancyMaxActiveClusters(&n, kernel, &lc) != cudaSuccess) {
       (void)cudaGetLastError();  // a cluster size the device cannot run: never chosen
@@ -258,15 +267,34 @@ void launch_warp_specialized(problem const& p, cudaStream_t st) {
 
 template <class In>
 void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
-  std::int64_t const tiles128 = ((p.m + bm - 1) / bm) * ((p.n + 127) / 128);
+  std::int64_t const tiles_m = (p.m + 127) / 128;
+  std::int64_t const tiles128 = tiles_m * ((p.n + 127) / 128);
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
-  if (unsigned const splits = split_k_splits(tiles128, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In>(s); });
+  if (unsigned const splits = split_k_splits(tiles128, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 128>(s); });
       splits > 1) {
+    // Then 128 x 64 tiles where they still leave SMs for a split: twice the tiles, so half the
+    // split and twice the k-blocks per CTA (a longer pipeline, 8 stages in flight): 13.7 us
+    // at the decode shape against 18.3 with 128 x 128 tiles split in four.
+    // First choice: 64 x 64 tiles (one consumer warpgroup, 12 stages) where they make one wave
+    // over more than half the SMs: a CTA per tile, the whole k, no split and no reduction. At
+    // 128 x 4096 x 4096 on the H100: 12.2 us, against 13.7 for the 128 x 64 split below and
+    // 18.0 for 64 x 128 tiles split in two (docs/tc-gemm.md, "Decode batches").
+    std::int64_t const tiles_64x64 = ((p.m + 63) / 64) * ((p.n + 63) / 64);
+    if (2 * tiles_64x64 > sm_count && tiles_64x64 <= sm_count) {
+      launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count);
+      return;
+    }
+    std::int64_t const tiles64 = tiles_m * ((p.n + 63) / 64);
+    if (unsigned const s64 = split_k_splits(tiles64, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 64>(s); });
+        s64 > 1) {
+      launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, s64);
+      return;
+    }
     launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, splits);
     return;
   }
   // 128 x 256 tiles unless that leaves SMs idle in the last wave; then 128 x 128 (twice the tiles).
-  std::int64_t const tiles256 = ((p.m + bm - 1) / bm) * ((p.n + 255) / 256);
+  std::int64_t const tiles256 = tiles_m * ((p.n + 255) / 256);
   if (tiles256 >= 2 * sm_count || tiles256 % sm_count == 0)
     launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count);
   else
