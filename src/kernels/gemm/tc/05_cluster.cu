@@ -74,16 +74,20 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
 }
 
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
-/// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier.
+/// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
+/// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
+/// buffer seq % epi_bufs, so buffers alternate across tiles too (BN = 192 stores 3 boxes of
+/// 16-bit C a tile: restarting at buffer 0 would overwrite the previous tile's last box while
+/// its store may still read it).
 template <class Out, int BN>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
                                                    std::uint32_t bufs, int t, int bar_id, int row0, int col0,
-                                                   std::int64_t m, std::int64_t n) {
+                                                   std::int64_t m, std::int64_t n, unsigned& seq) {
   constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));  // 64 (16-bit) or 32 (FP32)
   constexpr int boxes = BN / box_cols;
 #pragma unroll
   for (int bx = 0; bx < boxes; ++bx) {
-    std::uint32_t const buf = bufs + (bx % epi_bufs) * epi_box_bytes;
+    std::uint32_t const buf = bufs + (seq++ % epi_bufs) * epi_box_bytes;
     if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
     named_bar_sync(bar_id, 128);
 #pragma unroll
@@ -186,6 +190,7 @@ __global__ void __launch_bounds__(threads, 1)
     int s = 0;
     unsigned phase = 0;
     float acc[BN / 2];
+    unsigned epi_seq = 0;  // boxes this warpgroup has stored (tma_store_epilogue's buffer choice)
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
@@ -223,8 +228,8 @@ __global__ void __launch_bounds__(threads, 1)
       if (!live) continue;
       int const row0 = tm * bm + c * 64, col0 = tn * BN;
       if (tma_store) {
-        if (p.c_f32) tma_store_epilogue<float, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n);
-        else tma_store_epilogue<In, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n);
+        if (p.c_f32) tma_store_epilogue<float, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+        else tma_store_epilogue<In, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
       } else {
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2)
