@@ -107,21 +107,3 @@ TEST(GemmTcSplitK, SplitsOnlyWhereTheTilesLeaveSmsIdle) {
   auto none = [](unsigned) { return 0; };
   EXPECT_EQ(split_k_splits(32, 64, 132, none), 1u);
 }
-
-// Rung 6's tile width: 256 unless a partial last wave leaves clusters idle (then 128), 192
-// where it saves at least 4% of the column-rounds (66 clusters of two CTAs on 132 SMs).
-#include "kernels/gemm/tc/cluster_rule.hpp"
-
-TEST(GemmTcClusterRule, TileWidthByColumnRounds) {
-  using memlab::detail::gemm_tc::cluster_tile_n;
-  EXPECT_EQ(cluster_tile_n(4096, 4096, 66, 66, 66), 256);    // 256 pairs: 4 rounds x 256 < 6 x 192
-  EXPECT_EQ(cluster_tile_n(8192, 8192, 66, 66, 66), 256);    // 16 x 256 = 4096 against 21 x 192 = 4032: under 4%
-  EXPECT_EQ(cluster_tile_n(3000, 5000, 66, 66, 66), 192);    // 4 x 256 = 1024 against 5 x 192 = 960
-  EXPECT_EQ(cluster_tile_n(4097, 4097, 66, 66, 66), 192);    // 5 x 256 = 1280 against 6 x 192 = 1152
-  EXPECT_EQ(cluster_tile_n(4096, 11008, 66, 66, 66), 256);   // 11 x 256 = 2816 against 15 x 192
-  EXPECT_EQ(cluster_tile_n(2048, 2048, 66, 66, 66), 128);    // 64 pairs of 256 leave 2 clusters idle
-  EXPECT_EQ(cluster_tile_n(1024, 1024, 66, 66, 66), 128);
-  EXPECT_EQ(cluster_tile_n(256, 256 * 66, 66, 66, 66), 256); // exactly one wave
-  EXPECT_EQ(cluster_tile_n(3000, 5000, 66, 0, 66), 256);     // no 192 kernel fits: the base rule
-  EXPECT_EQ(cluster_tile_n(0, 5000, 66, 66, 66), 256);
-}

@@ -1,7 +1,7 @@
 // Rung 6: rung 5 (persistent, warp-specialized, grouped tile order) run in clusters of two
 // CTAs along M, with TMA multicast of the operand they share and a TMA store epilogue.
 //
-// The two CTAs of a cluster take tiles (2 ctm, tn) and (2 ctm + 1, tn): the same 256 (192, 128)
+// The two CTAs of a cluster take tiles (2 ctm, tn) and (2 ctm + 1, tn): the same 256 (or 128)
 // rows of B. Each CTA loads its own 128 rows of A and HALF of the B slice, multicast into the
 // same shared-memory offset of both CTAs, so B crosses L2 -> SM once per pair instead of twice
 // (per k-block a CTA pulls 16 KB of A + 16 KB of B instead of 16 + 32 KB: a third less L2
@@ -30,7 +30,6 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/gemm/tc/cluster_rule.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/wgmma_ops.cuh"
 #include "memlab/detail/per_device.hpp"
@@ -46,17 +45,15 @@ template <int BN>
 struct cl_config {
   static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
   static constexpr int stage_bytes = a_bytes + b_bytes;
-  static constexpr int stages = 196608 / stage_bytes;                     // at most 192 KB of slots: 4, 4, 6 at BN 256, 192, 128
+  static constexpr int stages = BN == 256 ? 4 : 6;                        // 192 KB of slots, as rung 5
   static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;          // 32 KB: 2 buffers per consumer
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
 };
 // The peer's half of B must start on a 1024-byte swizzle atom: then the two TMA boxes lay out
 // exactly like one box of BN rows, the layout the wgmma descriptor describes.
-static_assert(cl_config<256>::b_half_bytes % 1024 == 0 && cl_config<192>::b_half_bytes % 1024 == 0 &&
-                  cl_config<128>::b_half_bytes % 1024 == 0,
+static_assert(cl_config<256>::b_half_bytes % 1024 == 0 && cl_config<128>::b_half_bytes % 1024 == 0,
               "B halves must be whole 128-byte-swizzle atoms");
-static_assert(cl_config<256>::smem_bytes <= 232448 - 1152 && cl_config<192>::smem_bytes <= 232448 - 1152 &&
-                  cl_config<128>::smem_bytes <= 232448 - 1152,
+static_assert(cl_config<256>::smem_bytes <= 232448 - 1152 && cl_config<128>::smem_bytes <= 232448 - 1152,
               "stages + staging + alignment + static barriers fit Hopper's 227 KB per block");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -64,11 +61,9 @@ template <class In, int BN>
 __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t da, std::uint64_t db) {
   if constexpr (std::is_same_v<In, __half>) {
     if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
-    else if constexpr (BN == 192) wgmma_f16_m64n192k16(acc, da, db);
     else wgmma_f16_m64n128k16(acc, da, db);
   } else {
     if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
-    else if constexpr (BN == 192) wgmma_bf16_m64n192k16(acc, da, db);
     else wgmma_bf16_m64n128k16(acc, da, db);
   }
 }
@@ -76,9 +71,9 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
 /// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
-/// buffer seq % epi_bufs, so buffers alternate across tiles too (BN = 192 stores 3 boxes of
-/// 16-bit C a tile: restarting at buffer 0 would overwrite the previous tile's last box while
-/// its store may still read it).
+/// buffer seq % epi_bufs, so buffers alternate across tiles too (with an odd number of boxes
+/// a tile, restarting at buffer 0 would overwrite the previous tile's last box while its store
+/// may still read it: a 128 x 192 trial stored 3 boxes of 16-bit C a tile and failed so).
 template <class Out, int BN>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
                                                    std::uint32_t bufs, int t, int bar_id, int row0, int col0,
@@ -294,19 +289,17 @@ void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
-  // Rung 5's wave rule on pairs of tiles, and 128 x 192 where it saves column-rounds
-  // (cluster_rule.hpp).
-  int const c256 = max_active_clusters<In, 256>(), c192 = max_active_clusters<In, 192>(),
-            c128 = max_active_clusters<In, 128>();
-  int const width = cluster_tile_n(p.m, p.n, c256, c192, c128);
-  if (width == 256) launch_cl<In, 256>(p, st, c256);
-  else if (width == 192) launch_cl<In, 192>(p, st, c192);
-  else launch_cl<In, 128>(p, st, c128);
+  // Rung 5's wave rule on pairs of tiles: 128 x 256 tiles unless the pairs leave clusters idle
+  // in the last wave; then 128 x 128 (twice the pairs).
+  int const clusters256 = max_active_clusters<In, 256>();
+  std::int64_t const pairs256 = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + 255) / 256);
+  if (pairs256 >= 2 * clusters256 || pairs256 % clusters256 == 0)
+    launch_cl<In, 256>(p, st, clusters256);
+  else
+    launch_cl<In, 128>(p, st, max_active_clusters<In, 128>());
 }
 
-std::size_t smem_cluster() {
-  return std::max({cl_config<256>::smem_bytes, cl_config<192>::smem_bytes, cl_config<128>::smem_bytes});
-}
+std::size_t smem_cluster() { return std::max(cl_config<256>::smem_bytes, cl_config<128>::smem_bytes); }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);
 template void launch_cluster<__nv_bfloat16>(problem const&, cudaStream_t);
