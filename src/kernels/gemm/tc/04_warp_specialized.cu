@@ -236,13 +236,13 @@ void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits 
   MEMLAB_CHECK_LAUNCH();
 }
 
-/// How many clusters of `splits` split-K CTAs (128 x 128 tiles) the device runs at once
+/// How many clusters of `splits` split-K CTAs (128 x BN tiles) the device runs at once
 /// (cached per device and cluster size): a GPC holds only whole clusters.
-template <class In, int BN, int BM = 128>
+template <class In, int BN>
 int split_k_max_clusters(unsigned splits) {
-  using cfg = ws_config<BN, BM>;
+  using cfg = ws_config<BN>;
   auto query = [](unsigned s) {
-    auto kernel = ws_kernel<In, BN, ws_mode::split_k, BM>;
+    auto kernel = ws_kernel<In, BN, ws_mode::split_k>;
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(cfg::smem_bytes)));
     cudaLaunchAttribute attr;
@@ -272,9 +272,6 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
   if (unsigned const splits = split_k_splits(tiles128, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 128>(s); });
       splits > 1) {
-    // Then 128 x 64 tiles where they still leave SMs for a split: twice the tiles, so half the
-    // split and twice the k-blocks per CTA (a longer pipeline, 8 stages in flight): 13.7 us
-    // at the decode shape against 18.3 with 128 x 128 tiles split in four.
     // First choice: 64 x 64 tiles (one consumer warpgroup, 12 stages) where they make one wave
     // over more than half the SMs: a CTA per tile, the whole k, no split and no reduction. At
     // 128 x 4096 x 4096 on the H100: 12.2 us, against 13.7 for the 128 x 64 split below and
@@ -284,6 +281,9 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
       launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count);
       return;
     }
+    // Then 128 x 64 tiles where they still leave SMs for a split: twice the tiles, so half the
+    // split and twice the k-blocks per CTA (a longer pipeline, 8 stages in flight): 13.7 us
+    // at the decode shape against 18.3 with 128 x 128 tiles split in four.
     std::int64_t const tiles64 = tiles_m * ((p.n + 63) / 64);
     if (unsigned const s64 = split_k_splits(tiles64, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 64>(s); });
         s64 > 1) {
