@@ -11,7 +11,6 @@
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "memlab/error.hpp"
 
-
 namespace memlab::detail::gemm_tc {
 
 /// Element offset of (row, 16-byte chunk) in a tile of 32-element (64-byte) rows, swizzled.
@@ -19,34 +18,32 @@ __host__ __device__ constexpr int mma_sync_swizzle(int row, int chunk) { return 
 
 namespace {
 
-/// A configuration of the rung: 128 x BN tiles, k slices of 32, 4 stages, 2 x WarpsN warps
-/// of 64 x WarpN, at least MinBlocks blocks per SM.
-template <int BN, int WarpsN, int WarpN, int MinBlocks>
-struct ms_config {
-  static constexpr int bm = 128, bn = BN, bk = 32, stages = 4;
-  static constexpr int warp_n = WarpN, n8_per_warp = warp_n / 8;  // m16n8 column blocks per warp
-  static constexpr int threads = 2 * WarpsN * 32, min_blocks = MinBlocks;
+/// The rung's configuration: 128 x 128 tiles, k slices of 32, 4 stages (64 KB: two blocks per
+/// SM on sm_80 and sm_90, one on sm_86/89), four warps (2 x 2) of 64 x 64, at least two blocks
+/// per SM. docs/tc-gemm.md, "Rung 2: two blocks per SM", has the alternatives measured against it.
+struct rung_config {
+  static constexpr int bm = 128, bn = 128, bk = 32, stages = 4;
+  static constexpr int warp_n = 64, n8_per_warp = warp_n / 8;  // m16n8 column blocks per warp
+  static constexpr int threads = 128, min_blocks = 2;
   static constexpr int tile_elems = (bm + bn) * bk;  // one stage: A tile then B tile
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_elems * 2;
   // 16-byte chunks a thread copies per stage: rows tid / 4 + i threads / 4, chunk tid % 4.
   static constexpr int chunks = bk / 8;
   static constexpr int a_iters = bm * bk / 8 / threads, b_iters = bn * bk / 8 / threads;
   static constexpr int rows_per_iter = threads / chunks;
-  static_assert(n8_per_warp % 2 == 0 && WarpsN * warp_n == bn, "ldmatrix.x4 loads B fragments in pairs; the warps span bn");
+  static_assert(n8_per_warp % 2 == 0 && (threads / 64) * warp_n == bn,
+                "ldmatrix.x4 loads B fragments in pairs; the warps span bn");
   static_assert(bk == 32, "mma_sync_swizzle assumes 64-byte rows");
   static_assert(bm * bk / 8 % threads == 0 && bn * bk / 8 % threads == 0, "each thread copies whole 16-byte chunks");
   // A thread's rows step by a multiple of 8: its chunk's swizzle ((row >> 1) & 3) is the same
   // for every chunk it copies, so one shared offset and one pointer per operand serve them all.
   static_assert(rows_per_iter % 8 == 0, "a thread's rows keep one swizzle phase");
 };
-// The rung's configuration: 128 x 128 tiles, 4 warps of 64 x 64, 64 KB (fits two blocks on
-// sm_80 and sm_90, one on sm_86/89), two blocks per SM. docs/tc-gemm.md, "Rung 2: two blocks
-// per SM", has the alternatives measured against it.
-using rung_config = ms_config<128, 2, 64, 2>;
 
-template <class In, class Cfg>
-__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) mma_sync_kernel(problem p) {
+template <class In>
+__global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using Cfg = rung_config;
   constexpr int bm = Cfg::bm, bn = Cfg::bn, bk = Cfg::bk, stages = Cfg::stages, threads = Cfg::threads;
   constexpr int tile_elems = Cfg::tile_elems, n8_per_warp = Cfg::n8_per_warp, warps_n = bn / Cfg::warp_n;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -159,24 +156,20 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks) mma_sync_kernel
 #endif
 }
 
-template <class In, class Cfg>
-void launch_config(problem const& p, cudaStream_t st) {
-  std::int64_t const blocks = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
-  MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
-  auto kernel = mma_sync_kernel<In, Cfg>;
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::smem_bytes)));
-  kernel<<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p);
-  MEMLAB_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 template <class In>
 void launch_mma_sync(problem const& p, cudaStream_t st) {
-  launch_config<In, rung_config>(p, st);
+  using Cfg = rung_config;
+  std::int64_t const blocks = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
+  MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(mma_sync_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(Cfg::smem_bytes)));
+  mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p);
+  MEMLAB_CHECK_LAUNCH();
 }
 
-void const* kernel_mma_sync() { return reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16, rung_config>); }
+void const* kernel_mma_sync() { return reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16>); }
 std::size_t smem_mma_sync() { return rung_config::smem_bytes; }
 
 template void launch_mma_sync<__half>(problem const&, cudaStream_t);
