@@ -27,7 +27,6 @@
 #include <cuda.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -241,185 +240,6 @@ __global__ void __launch_bounds__(threads, 1)
 #endif
 }
 
-// ---- The pingpong flavour: the two consumer warpgroups take turns on the tensor cores ----
-//
-// In the cooperative kernel above both consumer warpgroups share each tile, so they finish its
-// k-loop together and both write C while the tensor cores idle (ncu at 8192x8192x1024: 11% of
-// a consumer warp's samples in the epilogue, tensor pipe active 78% against 93% at 8192^3).
-// Here each warpgroup owns whole 128 x 128 tiles (two m64n128k16 per k16 step, 128
-// accumulator registers) and the CTA's tiles alternate between them: while one warpgroup
-// writes its tile's C, the other runs its k-loop. An ordering barrier pair hands the tensor
-// cores over: warpgroup c waits on named barrier 3 + c before its tile's first wgmma, and the
-// other warpgroup arrives there once it has issued its own tile's last one.
-//
-// Smaller tiles per warpgroup cost operand traffic: a 128 x 128 tile moves 32 KB of A + B per
-// k-block for 2.1 MFLOP where the cooperative 128 x 256 moved 48 KB for 4.2. Clusters of four
-// (2 x 2 tiles, rank = rm + 2 rn) win it back: each CTA loads half of its A rows, multicast to
-// the CTA beside it (same rm), and half of its B rows, multicast to the CTA below (same rn), so
-// each CTA pulls 16 KB per k-block from L2, the cooperative pair's 7.6 KB per MFLOP.
-//  - full[s] (per CTA) expects the halves of the tile row's A and tile column's B that exist
-//    (a half past m or n is never issued; every CTA of the row or column agrees on the count);
-//  - empty[s] counts 16 arrivals: the 4 warps of the owning warpgroup in each of the 4 CTAs
-//    (every CTA of a cluster walks the same tile sequence, so the same warpgroup owns slot use
-//    u everywhere).
-// A warpgroup skips the other's k-blocks by position: use u of the CTA's k-block sequence sits
-// in slot u % stages at phase (u / stages) & 1. A parity wait cannot tell phases two apart, but
-// the ordering barrier makes it safe: warpgroup c waits for its tile's slots only after the
-// other warpgroup has waited for (and so seen complete) every fill before them.
-constexpr int pp_cluster = 4, pp_tile = 128;
-struct pp_config {
-  static constexpr int half_bytes = 64 * bk * 2;                           // 64 rows of A or B: 8 KB
-  static constexpr int a_bytes = 2 * half_bytes, stage_bytes = 4 * half_bytes;  // A + B: 32 KB
-  static constexpr int stages = 6;                                         // 192 KB of slots
-  static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;          // 32 KB
-  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
-};
-static_assert(pp_config::half_bytes % 1024 == 0, "halves must be whole 128-byte-swizzle atoms");
-static_assert(pp_config::smem_bytes <= 232448 - 1152, "stages + staging + alignment + barriers fit in 227 KB");
-
-template <class In>
-__global__ void __launch_bounds__(threads, 1)
-    pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                    const __grid_constant__ CUtensorMap tmap_c, problem p, int tma_store) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using cfg = pp_config;
-  constexpr int stages = cfg::stages;
-  constexpr int group_m = 8;  // grouped order over cluster rows: 8 x 256 = 2048 rows of A
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  __shared__ std::uint64_t full[stages], empty[stages];
-  std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
-  std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  unsigned const rank = cluster_ctarank();
-  int const rm = static_cast<int>(rank & 1u), rn = static_cast<int>(rank >> 1);
-  int const tiles_m = static_cast<int>((p.m + pp_tile - 1) / pp_tile);
-  int const tiles_n = static_cast<int>((p.n + pp_tile - 1) / pp_tile);
-  int const ctiles_m = (tiles_m + 1) / 2, ctiles_n = (tiles_n + 1) / 2;
-  int const ctiles = ctiles_m * ctiles_n;
-  int const nk = static_cast<int>((p.k + bk - 1) / bk);
-  int const cluster = static_cast<int>(blockIdx.x) / pp_cluster, clusters = static_cast<int>(gridDim.x) / pp_cluster;
-  int const jobs = (ctiles - cluster + clusters - 1) / clusters;  // tiles this CTA computes
-  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-
-  if (tid == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 4 * pp_cluster);  // the owning warpgroup's 4 warps in every CTA
-    }
-    mbar_fence_init();
-  }
-  cluster_sync_all();  // every CTA's barriers exist before any multicast or remote arrival
-
-  if (wg == 0) {
-    setmaxnreg_dec<40>();
-    if (t == 0) {
-      int s = 0;
-      unsigned phase = 0;
-      auto const a_mask = static_cast<std::uint16_t>((1u << rm) | (1u << (rm + 2)));  // same tile row
-      auto const b_mask = static_cast<std::uint16_t>(3u << (2 * rn));                 // same tile column
-      for (int ct = cluster; ct < ctiles; ct += clusters) {
-        int ctm, ctn;
-        grouped_tile(ct, ctiles_m, ctiles_n, group_m, ctm, ctn);
-        std::int64_t const row = static_cast<std::int64_t>(2 * ctm + rm) * pp_tile;
-        std::int64_t const col = static_cast<std::int64_t>(2 * ctn + rn) * pp_tile;
-        int const a_halves = (row < p.m ? 1 : 0) + (row + 64 < p.m ? 1 : 0);
-        int const b_halves = (col < p.n ? 1 : 0) + (col + 64 < p.n ? 1 : 0);
-        bool const load_a = row + 64 * rn < p.m, load_b = col + 64 * rm < p.n;
-        unsigned const bytes = static_cast<unsigned>(a_halves + b_halves) * cfg::half_bytes;
-        for (int kb = 0; kb < nk; ++kb) {
-          mbar_wait(&empty[s], phase ^ 1);  // the slot is free in all four CTAs
-          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
-          mbar_arrive_expect_tx(&full[s], bytes);
-          if (load_a)
-            tma_load_2d_multicast(sa + rn * cfg::half_bytes, &tmap_a, &full[s], kb * bk, static_cast<int>(row) + 64 * rn,
-                                  a_mask);
-          if (load_b)
-            tma_load_2d_multicast(sb + rm * cfg::half_bytes, &tmap_b, &full[s], kb * bk, static_cast<int>(col) + 64 * rm,
-                                  b_mask);
-          if (++s == stages) {
-            s = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
-  } else {
-    setmaxnreg_inc<232>();
-    int const c = wg - 1;
-    int const lane = t % 32;
-    float acc0[64], acc1[64];  // rows 0-63 and 64-127 of the warpgroup's tile
-    unsigned epi_seq = 0;
-    auto release = [&](int slot) {
-      if (lane < pp_cluster) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
-    };
-    for (int g = c; g < jobs; g += 2) {
-      int const ct = cluster + g * clusters;
-      int ctm, ctn;
-      grouped_tile(ct, ctiles_m, ctiles_n, group_m, ctm, ctn);
-      int const tm = 2 * ctm + rm, tn = 2 * ctn + rn;
-      bool const live = tm < tiles_m && tn < tiles_n;
-      if (g > 0) named_bar_sync(3 + c, 256);  // the other warpgroup has issued tile g - 1
-#pragma unroll
-      for (int i = 0; i < 64; ++i) acc0[i] = acc1[i] = 0.f;
-      std::int64_t const u0 = static_cast<std::int64_t>(g) * nk;  // the CTA's k-blocks before this tile
-      int s = static_cast<int>(u0 % stages);
-      unsigned phase = static_cast<unsigned>(u0 / stages) & 1u;
-      int prev = -1;
-      for (int kb = 0; kb < nk; ++kb) {
-        mbar_wait(&full[s], phase);
-        if (live) {
-          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < bk / 16; ++kk) {
-            std::uint64_t const db = smem_desc(sb + kk * 32);
-            cl_wgmma_k16<In, 128>(acc0, smem_desc(sa + kk * 32), db);
-            cl_wgmma_k16<In, 128>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
-          }
-          wgmma_commit();
-          wgmma_wait<1>();
-          if (prev >= 0) release(prev);
-          prev = s;
-        } else {
-          release(s);  // a tile past m or n: the other CTAs still need the slot back
-        }
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1;
-        }
-      }
-      if (g + 1 < jobs) named_bar_arrive(3 + (1 - c), 256);  // the tensor cores are the other's
-      wgmma_wait<0>();
-      fence_regs(acc0);
-      fence_regs(acc1);
-      if (prev >= 0) release(prev);
-      if (!live) continue;
-      int const row0 = tm * pp_tile, col0 = tn * pp_tile;
-      std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
-      if (tma_store) {
-        if (p.c_f32) {
-          tma_store_epilogue<float, 128>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-          tma_store_epilogue<float, 128>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
-        } else {
-          tma_store_epilogue<In, 128>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-          tma_store_epilogue<In, 128>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
-        }
-      } else {
-#pragma unroll
-        for (int r = 0; r < 64; r += 2) {
-          store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc0[r], acc0[r + 1]);
-          store_pair<In>(p, static_cast<std::int64_t>(row0) + 64 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc1[r],
-                         acc1[r + 1]);
-        }
-      }
-    }
-    if (t == 0) bulk_wait<0>();
-  }
-  cluster_sync_all();  // no CTA leaves while another may still write its slots or arrive on its barriers
-#else
-  __trap();
-#endif
-}
-
 template <int BN>
 cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attr, unsigned grid, cudaStream_t st) {
   return cluster_launch_config(attr, cluster_size, grid, threads, cl_config<BN>::smem_bytes, st);
@@ -465,58 +285,10 @@ void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
   MEMLAB_CHECK_LAUNCH();
 }
 
-template <class In>
-int pp_max_active_clusters() {
-  return memlab::detail::per_device([] {
-    auto kernel = pingpong_kernel<In>;
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(pp_config::smem_bytes)));
-    cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t const cfg =
-        cluster_launch_config(attr, pp_cluster, pp_cluster, threads, pp_config::smem_bytes, nullptr);
-    int n = 0;
-    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
-    if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 4 blocks fits on this device");
-    return n;
-  });
-}
-
-template <class In>
-void launch_pp(problem const& p, cudaStream_t st) {
-  std::int64_t const ctiles = ((p.m + 2 * pp_tile - 1) / (2 * pp_tile)) * ((p.n + 2 * pp_tile - 1) / (2 * pp_tile));
-  MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
-  bool const f16 = std::is_same_v<In, __half>;
-  CUtensorMap ta, tb, tc;
-  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, 64);  // each CTA loads half its tile's rows
-  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, 64);
-  std::size_t const out_bytes = p.c_f32 ? 4 : 2;
-  bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
-                         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
-  std::memset(&tc, 0, sizeof tc);
-  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows);
-  auto kernel = pingpong_kernel<In>;
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(pp_config::smem_bytes)));
-  std::int64_t const clusters = std::min<std::int64_t>(ctiles, pp_max_active_clusters<In>());
-  cudaLaunchAttribute attr[1];
-  cudaLaunchConfig_t const cfg = cluster_launch_config(attr, pp_cluster, static_cast<unsigned>(clusters * pp_cluster),
-                                                       threads, pp_config::smem_bytes, st);
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
-  MEMLAB_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
-  // TRIAL, off: MEMLAB_TC_PP=1 takes the pingpong kernel (measured slower everywhere on the
-  // H100; docs/tc-gemm.md, "Two trials that lost"); removed in the next commit.
-  int pp = 0;
-  if (char const* e = std::getenv("MEMLAB_TC_PP")) pp = std::atoi(e);
-  if (pp) {
-    launch_pp<In>(p, st);
-    return;
-  }
   // Rung 5's wave rule on pairs of tiles: 128 x 256 tiles unless the pairs leave clusters idle
   // in the last wave; then 128 x 128 (twice the pairs).
   int const clusters256 = max_active_clusters<In, 256>();
@@ -527,9 +299,7 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     launch_cl<In, 128>(p, st, max_active_clusters<In, 128>());
 }
 
-std::size_t smem_cluster() {
-  return std::max({cl_config<256>::smem_bytes, cl_config<128>::smem_bytes, pp_config::smem_bytes});
-}
+std::size_t smem_cluster() { return std::max(cl_config<256>::smem_bytes, cl_config<128>::smem_bytes); }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);
 template void launch_cluster<__nv_bfloat16>(problem const&, cudaStream_t);
