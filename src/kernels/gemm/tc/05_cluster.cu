@@ -68,41 +68,57 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
   }
 }
 
+template <class Out>
+__device__ __forceinline__ std::uint32_t pack2(float v0, float v1) {
+  Out pair[2] = {from_float<Out>(v0), from_float<Out>(v1)};
+  std::uint32_t bits;
+  memcpy(&bits, pair, 4);
+  return bits;
+}
+
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
 /// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
 /// buffer seq % epi_bufs, so buffers alternate across tiles too (with an odd number of boxes
 /// a tile, restarting at buffer 0 would overwrite the previous tile's last box while its store
 /// may still read it: a 128 x 192 trial stored 3 boxes of 16-bit C a tile and failed so).
-template <class Out, int BN>
+/// Scale = false (alpha = 1) leaves the accumulators unscaled.
+template <class Out, int BN, bool Scale>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
                                                    std::uint32_t bufs, int t, int bar_id, int row0, int col0,
                                                    std::int64_t m, std::int64_t n, unsigned& seq) {
   constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));  // 64 (16-bit) or 32 (FP32)
   constexpr int boxes = BN / box_cols;
+  auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
+  auto const swz = [](int row, int byte) { return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15)); };
 #pragma unroll
   for (int bx = 0; bx < boxes; ++bx) {
     std::uint32_t const buf = bufs + (seq++ % epi_bufs) * epi_box_bytes;
     if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
     named_bar_sync(bar_id, 128);
+    if constexpr (std::is_same_v<Out, float>) {
 #pragma unroll
-    for (int jj = 0; jj < box_cols / 8; ++jj) {
+      for (int jj = 0; jj < box_cols / 8; ++jj) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
-        int const row = wgmma_acc_row(t, r);  // 0..63
-        int const byte = (8 * jj + 2 * (t % 4)) * static_cast<int>(sizeof(Out));
-        std::uint32_t const addr =
-            buf + row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));  // the 128-byte swizzle
-        float const v0 = alpha * acc[r], v1 = alpha * acc[r + 1];
-        if constexpr (std::is_same_v<Out, float>) {
-          st_shared_v2_f32(addr, v0, v1);
-        } else {
-          Out pair[2] = {from_float<Out>(v0), from_float<Out>(v1)};
-          std::uint32_t bits;
-          memcpy(&bits, pair, 4);
-          st_shared_b32(addr, bits);
+        for (int h = 0; h < 2; ++h) {
+          int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
+          int const row = wgmma_acc_row(t, r);  // 0..63
+          st_shared_v2_f32(buf + swz(row, (8 * jj + 2 * (t % 4)) * 4), scaled(acc[r]), scaled(acc[r + 1]));
         }
+      }
+    } else {
+      // 16-bit C: stmatrix.x4 writes two 8-column groups x both 8-row halves of the warp's 16
+      // rows at once (4 instructions a box where st.shared.b32 took 16). Lane i addresses row
+      // i % 8 of matrix q = i / 8: column group jj + q / 2, row half q % 2; each matrix row is
+      // one 16-byte chunk, so the swizzle keeps the 8 rows of a matrix in 8 distinct chunks.
+      int const lane = t % 32, q = lane / 8;
+      int const row = 16 * (t / 32) + 8 * (q % 2) + lane % 8;
+#pragma unroll
+      for (int jj = 0; jj < box_cols / 8; jj += 2) {
+        int const r = 4 * (bx * (box_cols / 8) + jj);
+        stmatrix_x4(buf + swz(row, 16 * (jj + q / 2)), pack2<Out>(scaled(acc[r]), scaled(acc[r + 1])),
+                    pack2<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])), pack2<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
+                    pack2<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
       }
     }
     fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
@@ -223,8 +239,15 @@ __global__ void __launch_bounds__(threads, 1)
       if (!live) continue;
       int const row0 = tm * bm + c * 64, col0 = tn * BN;
       if (tma_store) {
-        if (p.c_f32) tma_store_epilogue<float, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-        else tma_store_epilogue<In, BN>(acc, p.alpha, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+        std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
+        bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
+        if (p.c_f32) {
+          if (scale) tma_store_epilogue<float, BN, true>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+          else tma_store_epilogue<float, BN, false>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+        } else {
+          if (scale) tma_store_epilogue<In, BN, true>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+          else tma_store_epilogue<In, BN, false>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+        }
       } else {
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2)

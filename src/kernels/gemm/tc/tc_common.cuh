@@ -230,6 +230,15 @@ __device__ __forceinline__ void bulk_wait() {
 __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+/// stmatrix .x4: four 8 x 8 matrices of 16-bit values, register j of every lane holding the
+/// (row lane / 4, columns 2 (lane % 4) and + 1) pair of matrix j (the mma/wgmma accumulator
+/// layout); lane i gives the shared-memory address of row i % 8 of matrix i / 8 (16 bytes).
+__device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1, std::uint32_t r2,
+                                            std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
 __device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
