@@ -390,6 +390,68 @@ measurement run_context::measure(launcher const& launch) {
   return m;
 }
 
+std::pair<measurement, measurement> run_context::measure_paired(launcher const& ours, launcher const& peer) {
+  cudaStream_t const s = stream_.get();
+  auto one = [&](launcher const& l) {
+    l(s);
+    MEMLAB_CHECK_LAUNCH();
+  };
+  auto timed = [&](launcher const& l) {
+    if (timing_.cold) flush_l2(s);
+    start_.record(s);
+    one(l);
+    stop_.record(s);
+    stop_.synchronize();
+    return static_cast<double>(stop_.elapsed_since(start_));
+  };
+  if (timing_.profile) return {measure(ours), measure(peer)};
+  for (int i = 0; i < timing_.warmup; ++i) {
+    one(ours);
+    one(peer);
+  }
+  std::vector<double> probe_a, probe_b;
+  for (int i = 0; i < 3; ++i) {
+    probe_a.push_back(timed(ours));
+    probe_b.push_back(timed(peer));
+  }
+  if (batch_size_for(median(probe_a)) > 1 || batch_size_for(median(probe_b)) > 1) {
+    measurement a = measure(ours);
+    measurement b = measure(peer);
+    return {std::move(a), std::move(b)};
+  }
+  std::optional<gpu_reading> const before = gpu_->read();
+  timing_options t = timing_;
+  t.warmup = 0;
+  std::vector<double> peer_samples;
+  bool peer_first = true;
+  std::vector<double> const ours_samples = sample_until_stable(
+      [&] {
+        double a = 0;
+        if (peer_first) {
+          peer_samples.push_back(timed(peer));
+          a = timed(ours);
+        } else {
+          a = timed(ours);
+          peer_samples.push_back(timed(peer));
+        }
+        peer_first = !peer_first;
+        return a;
+      },
+      t);
+  std::optional<gpu_reading> const after = gpu_->read();
+  std::pair<measurement, measurement> m;
+  for (auto* x : {&m.first, &m.second}) {
+    x->method = "events_paired";
+    if (before && after) x->gpu = summarize_window(*before, *after);
+  }
+  if (after) last_reading_ = after;
+  m.first.summary = summarize(ours_samples);
+  m.first.noise = estimate_noise(ours_samples, between_run_noise_floor);
+  m.second.summary = summarize(peer_samples);
+  m.second.noise = estimate_noise(peer_samples, between_run_noise_floor);
+  return m;
+}
+
 gpu_window run_context::gpu_since_last_reading() {
   std::optional<gpu_reading> const now = gpu_->read();
   if (!now) return {};

@@ -57,6 +57,15 @@ class run_context {
   /// t(N)) / N; NVML is read before and after.
   measurement measure(launcher const& launch);
 
+  /// `ours` and `peer` timed in alternation, one launch each per round (the order flips every
+  /// round), so that both medians come from the same stretch of clocks, power and heat: on a
+  /// GPU at its power cap, two measurements taken one after the other see different clocks
+  /// (docs/timing.md, "Paired with the peer"). The stopping rule runs on ours; the NVML window
+  /// spans both. A launch shorter than batch_below_ms (either of the two) takes measure() for
+  /// each instead, one after the other: batching needs one launcher per graph, and microsecond
+  /// kernels do not move the board's power. Profile mode: one launch of each.
+  std::pair<measurement, measurement> measure_paired(launcher const& ours, launcher const& peer);
+
   /// NVML for this run's GPU (status() says whether it is there).
   gpu_monitor const& gpu() const noexcept { return *gpu_; }
   /// The GPU's state now against the previous reading (for timings experiments take themselves).

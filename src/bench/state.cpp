@@ -124,6 +124,20 @@ measurement const& state::measured_in_point(std::string const& name, launcher co
   return it->second;
 }
 
+void state::exec_paired(launcher const& launch, std::string const& peer_name, launcher const& peer_launch) {
+  auto m = ctx_->measure_paired(launch, peer_launch);
+  int retakes = 0;
+  while (ctx_->timing().discard_throttled && m.first.gpu.throttled && retakes < max_throttle_retakes) {
+    m = ctx_->measure_paired(launch, peer_launch);
+    ++retakes;
+  }
+  take(m.first);
+  row_.retakes = retakes;
+  set_peer(peer_name, m.second.summary.median);
+  row_.extra["peer_noise"] = m.second.noise.noise;
+  row_.extra["peer_timing"] = {{"method", m.second.method}, {"batch", m.second.batch}, {"samples", m.second.summary.samples}};
+}
+
 void state::exec_peer(std::string const& name, launcher const& launch) {
   measurement const& m = measured_in_point(name, launch);
   set_peer(name, m.summary.median);

@@ -114,6 +114,12 @@ class state {
   /// (the variant axis aside) and reused by every variant. Sets peer, peer_median_ms
   /// and ratio_to_peer = peer_median_ms / median_ms (> 1: faster than the peer).
   void exec_peer(std::string const& name, launcher const& launch);
+  /// Times `launch` (as exec) and the peer `peer_launch` under `peer_name` in alternation,
+  /// one launch of each a round, so that the row's ratio_to_peer compares the two at the same
+  /// clocks and power (run_context::measure_paired). Not cached: each row measures its own
+  /// pair. Sets the row's timing as exec does, and peer, peer_median_ms, extra.peer_noise and
+  /// extra.peer_timing; --discard-throttled retakes the pair.
+  void exec_paired(launcher const& launch, std::string const& peer_name, launcher const& peer_launch);
   /// The standard policy on any launch without recording it as this row's timing.
   sample_summary measure(launcher const& launch);
   /// `measure`, once per point (the variant axis aside) under `name` and shared by every

@@ -126,6 +126,39 @@ TEST(CoreTiming, ANoiseFloorRaisesTheReportedNoiseAndSaysWhy) {
   EXPECT_THROW(s.set_noise_floor(1.5, "no"), memlab::error);
 }
 
+// Paired timing: two launchers in alternation give each its own median (a 200 us and a 400 us
+// spin of the global timer read as such), the same number of samples, one NVML window; a
+// microsecond launcher falls back to measure() for each.
+TEST(CoreTiming, PairedTimingAlternatesTwoLaunchersAndKeepsTheirMedians) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  auto const m = ctx.measure_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(200000ull); },
+                                    [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(400000ull); });
+  EXPECT_EQ(m.first.method, "events_paired");
+  EXPECT_EQ(m.second.method, "events_paired");
+  EXPECT_EQ(m.first.summary.samples, m.second.summary.samples);
+  EXPECT_NEAR(m.first.summary.median, 0.2, 0.02);
+  EXPECT_NEAR(m.second.summary.median, 0.4, 0.03);
+  auto const fast = ctx.measure_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(5000ull); },
+                                       [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(200000ull); });
+  EXPECT_NE(fast.first.method, "events_paired") << "a 5 us launch is batched, not paired";
+  EXPECT_GT(fast.first.batch, 1);
+  EXPECT_NEAR(fast.second.summary.median, 0.2, 0.02);
+
+  experiment e;
+  e.id = "test.paired";
+  state st(ctx, e, {});
+  st.exec_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(300000ull); }, "slower",
+                 [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(450000ull); });
+  row const r = st.finish();
+  ASSERT_TRUE(r.ratio_to_peer.has_value());
+  EXPECT_NEAR(*r.ratio_to_peer, 1.5, 0.1);
+  EXPECT_EQ(r.peer, "slower");
+  EXPECT_EQ(r.timing["method"], "events_paired");
+  EXPECT_EQ(r.extra["peer_timing"]["method"], "events_paired");
+}
+
 TEST(CoreTiming, LongKernelsKeepOneLaunchPerSample) {
   MEMLAB_REQUIRE_GPU();
   MEMLAB_SKIP_UNDER_SANITIZER();
