@@ -280,6 +280,22 @@ void run_context::flush_l2(cudaStream_t s) {
   }
 }
 
+template <class Issue>
+double run_context::timed_ms(Issue const& issue) {
+  cudaStream_t const s = stream_.get();
+  if (timing_.cold) flush_l2(s);
+  start_.record(s);
+  issue();
+  stop_.record(s);
+  stop_.synchronize();
+  return static_cast<double>(stop_.elapsed_since(start_));
+}
+
+void run_context::launch_once(launcher const& launch) {
+  launch(stream_.get());
+  MEMLAB_CHECK_LAUNCH();
+}
+
 /// A microsecond launch, timed as the slope of batches: one sample is the time of 2N launches
 /// back to back minus the time of N, over N. What a single batch's time also holds cancels:
 /// the graph launch, the first launch's cold L2 (the flush comes before each batch) and the
@@ -289,26 +305,15 @@ void run_context::flush_l2(cudaStream_t s) {
 std::vector<double> run_context::sample_batches(launcher const& launch, int n, timing_options const& t,
                                                 measurement& m) {
   cudaStream_t const s = stream_.get();
-  auto timed = [&](auto const& issue) {
-    if (timing_.cold) flush_l2(s);
-    start_.record(s);
-    issue();
-    stop_.record(s);
-    stop_.synchronize();
-    return static_cast<double>(stop_.elapsed_since(start_));
-  };
   auto launches = [&](int count) {
-    for (int i = 0; i < count; ++i) {
-      launch(s);
-      MEMLAB_CHECK_LAUNCH();
-    }
+    for (int i = 0; i < count; ++i) launch_once(launch);
   };
   n = pow2_at_least(n);
   graph_exec g1, g2;
   std::string why;
   bool graph = capture(launch, s, n, g1, &why) && capture(launch, s, 2 * n, g2, &why);
   auto run = [&](graph_exec const& g) { MEMLAB_CUDA_CHECK(cudaGraphLaunch(g.exec, s)); };
-  double const per = (graph ? timed([&] { run(g1); }) : timed([&] { launches(n); })) / n;  // uploads g1
+  double const per = (graph ? timed_ms([&] { run(g1); }) : timed_ms([&] { launches(n); })) / n;  // uploads g1
   if (per * n < 0.5 * batch_target_ms && n < max_batch) {
     int const bigger = pow2_at_least(batch_size_for(per));
     if (bigger > n) {
@@ -325,59 +330,46 @@ std::vector<double> run_context::sample_batches(launcher const& launch, int n, t
     }
   }
   if (graph) {  // uploads both graphs
-    (void)timed([&] { run(g1); });
-    (void)timed([&] { run(g2); });
+    (void)timed_ms([&] { run(g1); });
+    (void)timed_ms([&] { run(g2); });
   }
   m.batch = n;
   m.method = graph ? "graph_batch" : "launch_batch";
   if (!graph) m.note = why + "; timed as back-to-back launches";
   auto const slope = [&] {
-    double const one = graph ? timed([&] { run(g1); }) : timed([&] { launches(n); });
-    double const two = graph ? timed([&] { run(g2); }) : timed([&] { launches(2 * n); });
+    double const one = graph ? timed_ms([&] { run(g1); }) : timed_ms([&] { launches(n); });
+    double const two = graph ? timed_ms([&] { run(g2); }) : timed_ms([&] { launches(2 * n); });
     return (two - one) / n;
   };
   return sample_until_stable(slope, t, 3 * n);
 }
 
 measurement run_context::measure(launcher const& launch) {
-  cudaStream_t const s = stream_.get();
   measurement m;
   // NVML is read only outside timed regions: after the warm-up and the probe (so the clocks
   // are those of a busy GPU, not an idle one's) and after the last sample.
   std::optional<gpu_reading> before;
-  // One sample: L2 flushed (cold), then `issue` between the events; ms per launch of n.
-  auto timed = [&](auto const& issue, int n) {
-    if (timing_.cold) flush_l2(s);
-    start_.record(s);
-    issue();
-    stop_.record(s);
-    stop_.synchronize();
-    return static_cast<double>(stop_.elapsed_since(start_)) / n;
-  };
-  auto one = [&] {
-    launch(s);
-    MEMLAB_CHECK_LAUNCH();
-  };
+  auto one = [&] { launch_once(launch); };
   std::vector<double> samples;
   if (timing_.profile) {
     before = gpu_->read();
-    samples = sample_until_stable([&] { return timed(one, 1); }, timing_);  // one launch, for ncu
+    samples = sample_until_stable([&] { return timed_ms(one); }, timing_);  // one launch, for ncu
   } else {
     for (int i = 0; i < timing_.warmup; ++i) one();
     // Three single launches say whether this is a microsecond kernel.
     std::vector<double> probe;
-    for (int i = 0; i < 3; ++i) probe.push_back(timed(one, 1));
+    for (int i = 0; i < 3; ++i) probe.push_back(timed_ms(one));
     double const probed = median(probe);
     int n = batch_size_for(probed);
     before = gpu_->read();
     timing_options t = timing_;
     t.warmup = 0;
     if (n == 1) {
-      samples = sample_until_stable([&] { return timed(one, 1); }, t);
+      samples = sample_until_stable([&] { return timed_ms(one); }, t);
     } else {
       samples = sample_batches(launch, n, t, m);
       if (probed >= cold_also_above_ms) {
-        auto const alone = sample_until_stable([&] { return timed(one, 1); }, t);
+        auto const alone = sample_until_stable([&] { return timed_ms(one); }, t);
         m.cold_events = alone_timing{summarize(alone), estimate_noise(alone, between_run_noise_floor)};
       }
     }
@@ -391,23 +383,11 @@ measurement run_context::measure(launcher const& launch) {
 }
 
 std::pair<measurement, measurement> run_context::measure_paired(launcher const& ours, launcher const& peer) {
-  cudaStream_t const s = stream_.get();
-  auto one = [&](launcher const& l) {
-    l(s);
-    MEMLAB_CHECK_LAUNCH();
-  };
-  auto timed = [&](launcher const& l) {
-    if (timing_.cold) flush_l2(s);
-    start_.record(s);
-    one(l);
-    stop_.record(s);
-    stop_.synchronize();
-    return static_cast<double>(stop_.elapsed_since(start_));
-  };
+  auto timed = [&](launcher const& l) { return timed_ms([&] { launch_once(l); }); };
   if (timing_.profile) return {measure(ours), measure(peer)};
   for (int i = 0; i < timing_.warmup; ++i) {
-    one(ours);
-    one(peer);
+    launch_once(ours);
+    launch_once(peer);
   }
   std::vector<double> probe_a, probe_b;
   for (int i = 0; i < 3; ++i) {

@@ -97,6 +97,13 @@ class run_context {
   std::unique_ptr<gpu_monitor> gpu_;
   std::optional<gpu_reading> last_reading_;
 
+  /// One sample: L2 flushed first in cold mode, then `issue()` between the two events on the
+  /// run's stream; its milliseconds (every timed path goes through here).
+  template <class Issue>
+  double timed_ms(Issue const& issue);
+  /// One launch of `launch` on the run's stream, its launch error checked.
+  void launch_once(launcher const& launch);
+
   /// measure()'s batched path: samples (ms per launch) of `launch` in batches of about n.
   std::vector<double> sample_batches(launcher const& launch, int n, timing_options const& t, measurement& m);
 };

@@ -103,15 +103,26 @@ void state::take(measurement const& m) {
   }
 }
 
-void state::exec(launcher const& launch) {
-  measurement m = ctx_->measure(launch);
-  int retakes = 0;
-  // Samples taken while the clocks were held down for power or heat time the cooling, not
-  // the kernel: retake a few times (the GPU may have recovered), then keep the row flagged.
-  while (ctx_->timing().discard_throttled && m.gpu.throttled && retakes < max_throttle_retakes) {
-    m = ctx_->measure(launch);
+namespace {
+/// `take()` once, then again while --discard-throttled asks and NVML saw the clocks held down:
+/// samples taken then time the cooling, not the kernel. Retakes a few times (the GPU may have
+/// recovered), then keeps the last, flagged; `retakes` says how many.
+template <class Take, class Throttled>
+auto retaken_while_throttled(run_context& ctx, Take const& take, Throttled const& throttled, int& retakes) {
+  auto m = take();
+  retakes = 0;
+  while (ctx.timing().discard_throttled && throttled(m) && retakes < max_throttle_retakes) {
+    m = take();
     ++retakes;
   }
+  return m;
+}
+}  // namespace
+
+void state::exec(launcher const& launch) {
+  int retakes = 0;
+  measurement const m = retaken_while_throttled(
+      *ctx_, [&] { return ctx_->measure(launch); }, [](measurement const& x) { return x.gpu.throttled; }, retakes);
   take(m);
   row_.retakes = retakes;
 }
@@ -125,12 +136,10 @@ measurement const& state::measured_in_point(std::string const& name, launcher co
 }
 
 void state::exec_paired(launcher const& launch, std::string const& peer_name, launcher const& peer_launch) {
-  auto m = ctx_->measure_paired(launch, peer_launch);
   int retakes = 0;
-  while (ctx_->timing().discard_throttled && m.first.gpu.throttled && retakes < max_throttle_retakes) {
-    m = ctx_->measure_paired(launch, peer_launch);
-    ++retakes;
-  }
+  auto const m = retaken_while_throttled(
+      *ctx_, [&] { return ctx_->measure_paired(launch, peer_launch); },
+      [](std::pair<measurement, measurement> const& x) { return x.first.gpu.throttled; }, retakes);
   take(m.first);
   row_.retakes = retakes;
   set_peer(peer_name, m.second.summary.median);

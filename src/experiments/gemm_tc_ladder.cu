@@ -240,6 +240,22 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
   else body(static_cast<In*>(nullptr));
 }
 
+/// The point's shape (m, n, k into the row's params), for both experiments below.
+shape point_shape(bench::state& s) {
+  shape const sh = parse_shape(s.get_string("shape"));
+  s.result().params["m"] = sh.m;
+  s.result().params["n"] = sh.n;
+  s.result().params["k"] = sh.k;
+  return sh;
+}
+
+/// run_point on the point's dtype: bf16, f16, or f16_7bit (FP16 holding BF16's values).
+void run_dtype(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) {
+  std::string const dtype = s.get_string("dtype");
+  if (dtype == "bf16") run_point<__nv_bfloat16>(s, rung, sh, out_f32, false);
+  else run_point<__half>(s, rung, sh, out_f32, dtype == "f16_7bit");
+}
+
 memlab::bench::registrar const reg{[] {
   memlab::bench::experiment e;
   e.id = "gemm.tc_ladder";
@@ -255,10 +271,7 @@ memlab::bench::registrar const reg{[] {
   e.body = [](memlab::bench::state& s) {
     gemm_tc_rung const rung = gemm_tc_rung_from_name(s.variant());
     std::string const shape_text = s.get_string("shape");
-    shape const sh = parse_shape(shape_text);
-    s.result().params["m"] = sh.m;
-    s.result().params["n"] = sh.n;
-    s.result().params["k"] = sh.k;
+    shape const sh = point_shape(s);
     bool const out_f32 = s.get_string("out") == "f32";
     // FP32 output costs the same MMA work; two shapes show what the wider stores cost.
     if (out_f32 && !s.quick() && shape_text != "4096" && shape_text != "8192x8192x1024")
@@ -268,9 +281,7 @@ memlab::bench::registrar const reg{[] {
       s.skip("too slow at this size: the wmma baseline runs up to 4096^3");
     double const predicted[] = {0, 0.25, 0.6, 0.7, 0.95, 1.05, 1.08};
     s.set_predicted({{"ratio_to_peer", predicted[static_cast<int>(rung)]}});
-    std::string const dtype = s.get_string("dtype");
-    if (dtype == "bf16") run_point<__nv_bfloat16>(s, rung, sh, out_f32, false);
-    else run_point<__half>(s, rung, sh, out_f32, dtype == "f16_7bit");
+    run_dtype(s, rung, sh, out_f32);
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "", "the ladder's rung: wmma, mma.sync pipeline, TMA + wgmma, warp-specialized, persistent, 2-CTA cluster with B multicast and TMA store");
@@ -320,14 +331,7 @@ memlab::bench::registrar const reg_bits{[] {
             memlab::bench::string_axis("dtype", {"bf16", "f16", "f16_7bit"}),
             memlab::bench::string_axis("shape", {"4096", "8192", "4096x11008x4096"}, {"1024"})};
   e.body = [](memlab::bench::state& s) {
-    gemm_tc_rung const rung = gemm_tc_rung_from_name(s.variant());
-    shape const sh = parse_shape(s.get_string("shape"));
-    s.result().params["m"] = sh.m;
-    s.result().params["n"] = sh.n;
-    s.result().params["k"] = sh.k;
-    std::string const dtype = s.get_string("dtype");
-    if (dtype == "bf16") run_point<__nv_bfloat16>(s, rung, sh, false, false);
-    else run_point<__half>(s, rung, sh, false, dtype == "f16_7bit");
+    run_dtype(s, gemm_tc_rung_from_name(s.variant()), point_shape(s), false);
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "", "the ladder's rung (6: 2-CTA cluster; 5: persistent)");

@@ -18,8 +18,9 @@
 // Epilogue: each consumer warpgroup writes its 64 x BN accumulators, alpha applied (unless 1)
 // and converted, box by box (64 rows x 128 bytes: 64 BF16/FP16 or 32 FP32 columns) into one of
 // two 128-byte-swizzled staging buffers (16-bit C with stmatrix, FP32 with st.shared.v2;
-// conflict-free: the 8 rows a warp writes at once land in 8 different 16-byte chunks), fences the generic-proxy writes for the async proxy, syncs the
-// warpgroup on a named barrier, and one thread issues cp.async.bulk.tensor's store. A buffer
+// conflict-free: the 8 rows a warp writes at once land in 8 different 16-byte chunks), fences
+// the generic-proxy writes for the async proxy, syncs the warpgroup on a named barrier, and one
+// thread issues cp.async.bulk.tensor's store. A buffer
 // is rewritten only after its store has finished reading it (cp.async.bulk.wait_group.read 1:
 // the other buffer's store may still be in flight). TMA clips the boxes at the matrix edges.
 // beta != 0 (C must be read) or a C that TMA cannot address (base not 16-byte aligned, ldc

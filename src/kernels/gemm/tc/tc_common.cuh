@@ -227,9 +227,6 @@ template <int N>
 __device__ __forceinline__ void bulk_wait() {
   asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
-__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
 /// stmatrix .x4: four 8 x 8 matrices of 16-bit values, register j of every lane holding the
 /// (row lane / 4, columns 2 (lane % 4) and + 1) pair of matrix j (the mma/wgmma accumulator
 /// layout); lane i gives the shared-memory address of row i % 8 of matrix i / 8 (16 bytes).
