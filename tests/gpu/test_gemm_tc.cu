@@ -238,21 +238,22 @@ TEST(GemmTc, ClusterEdges_f16_f32out) { run_cluster_edges<__half, float>(); }
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
 // Against a double-precision host reference; skipped at small sizes (sanitizer runs).
 template <class In, class Out>
-void check_many_tiles(gemm_tc_rung rung, std::int64_t m, std::int64_t n, std::int64_t k) {
-  SCOPED_TRACE(memlab::gemm_tc_rung_name(rung) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+void check_many_tiles(gemm_tc_rung rung, std::int64_t m, std::int64_t n, std::int64_t k, float alpha = 1.f) {
+  SCOPED_TRACE(memlab::gemm_tc_rung_name(rung) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+               " alpha " + std::to_string(alpha));
   auto const ha = random_matrix<In>(static_cast<std::size_t>(m * k), 101u);
   auto const hb = random_matrix<In>(static_cast<std::size_t>(n * k), 202u);
   auto da = upload(ha), db = upload(hb);
   memlab::device_buffer<Out> dc(static_cast<std::size_t>(m * n));
   dc.fill_bytes(0xFF);
-  call(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, rung);
+  call(gemm_op::n, gemm_op::t, m, n, k, alpha, da.data(), k, db.data(), k, 0.f, dc.data(), n, rung);
   MEMLAB_EXPECT_LAUNCH_OK();
   auto const got = download(dc.data(), dc.size());
   std::vector<float> fa(ha.size()), fb(hb.size());
   for (std::size_t i = 0; i < ha.size(); ++i) fa[i] = to_f(ha[i]);
   for (std::size_t i = 0; i < hb.size(); ++i) fb[i] = to_f(hb[i]);
   double const unit = std::is_same_v<Out, float> ? 0x1p-20 : (std::is_same_v<Out, __half> ? 0x1p-10 : 0x1p-7);
-  double const abs_tol = (k + 1) * 0x1p-18 + 1e-6;
+  double const abs_tol = std::fabs(alpha) * (k + 1) * 0x1p-18 + 1e-6;
   int reported = 0;
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
@@ -260,6 +261,7 @@ void check_many_tiles(gemm_tc_rung rung, std::int64_t m, std::int64_t n, std::in
       float const* br = &fb[static_cast<std::size_t>(j * k)];
       double acc = 0.0;
       for (std::int64_t kk = 0; kk < k; ++kk) acc += static_cast<double>(ar[kk]) * br[kk];
+      acc *= alpha;
       double const g = to_f(got[static_cast<std::size_t>(i * n + j)]);
       if (!(std::fabs(g - acc) <= abs_tol + unit * std::fabs(acc)) && reported++ < 5)
         ADD_FAILURE() << "C(" << i << ", " << j << ") = " << g << ", expected " << acc;
@@ -280,6 +282,28 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
     check_many_tiles<__half, float>(r, 2304, 1024, 520);                 // 18 x 8 tiles of 128 x 128 (partial wave), 9 k-blocks
   }
 }
+
+// Rung 6's three epilogue plans while each cluster walks several tiles, at sizes the sanitizer
+// runs take (k small): 16-bit C at 128 x 256 writes the tile into staging plus the slot its last
+// k-block used and holds that slot until the stores have read it (released in the next tile's
+// first k-block, or in a tile past m); FP32 C at 128 x 256 goes box by box; 16-bit C at 128 x 128
+// fits the staging boxes; FP32 C at 128 x 128 holds a slot. 136+ pairs of 128 x 256 tiles make
+// any H100/H200 run the 256-wide kernel over two waves or more; 40 pairs take 128 x 128 tiles.
+template <class In, class Out>
+void run_cluster_epilogue_walk() {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_tc_shape s;
+  s.m = s.n = s.k = 1024;
+  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
+    GTEST_SKIP() << why;
+  check_many_tiles<In, Out>(gemm_tc_rung::cluster, 256, 35840, 16);           // 140 pairs, one k-block a tile
+  check_many_tiles<In, Out>(gemm_tc_rung::cluster, 384, 17408, 136, -1.5f);   // odd tile rows: tiles past m; alpha
+  check_many_tiles<In, Out>(gemm_tc_rung::cluster, 256, 10240, 72, 0.75f);    // 40 pairs: 128 x 128 tiles
+}
+TEST(GemmTc, ClusterEpilogueWalk_bf16) { run_cluster_epilogue_walk<__nv_bfloat16, __nv_bfloat16>(); }
+TEST(GemmTc, ClusterEpilogueWalk_bf16_f32out) { run_cluster_epilogue_walk<__nv_bfloat16, float>(); }
+TEST(GemmTc, ClusterEpilogueWalk_f16) { run_cluster_epilogue_walk<__half, __half>(); }
+TEST(GemmTc, ClusterEpilogueWalk_f16_f32out) { run_cluster_epilogue_walk<__half, float>(); }
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.
