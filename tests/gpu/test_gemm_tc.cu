@@ -283,12 +283,12 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   }
 }
 
-// Rung 6's three epilogue plans while each cluster walks several tiles, at sizes the sanitizer
-// runs take (k small): 16-bit C at 128 x 256 writes the tile into staging plus the slot its last
-// k-block used and holds that slot until the stores have read it (released in the next tile's
-// first k-block, or in a tile past m); FP32 C at 128 x 256 goes box by box; 16-bit C at 128 x 128
-// fits the staging boxes; FP32 C at 128 x 128 holds a slot. 136+ pairs of 128 x 256 tiles make
-// any H100/H200 run the 256-wide kernel over two waves or more; 40 pairs take 128 x 128 tiles.
+// Rung 6's TMA store epilogue while each cluster walks several tiles, at sizes the sanitizer
+// runs take (k small; PersistentAndClusterWalkManyTiles is skipped there): its staging boxes
+// alternate across tiles, a tile past m skips the epilogue, one k-block a tile turns the ring
+// over fastest. 136+ pairs of 128 x 256 tiles make any H100/H200 run the 256-wide kernel over
+// two waves or more (4 boxes a tile of 16-bit C, 8 of FP32); 40 pairs take 128 x 128 tiles.
+// (It also walked session 12's held-slot epilogue trial, 30a3e13.)
 template <class In, class Out>
 void run_cluster_epilogue_walk() {
   MEMLAB_REQUIRE_GPU();

@@ -77,107 +77,52 @@ __device__ __forceinline__ std::uint32_t pack2(float v0, float v1) {
   return bits;
 }
 
-/// Writes box `bx` (64 rows x 128 bytes: columns bx * box_cols ..) of one warpgroup's 64 x BN
-/// accumulator tile, alpha applied (Scale) and converted to Out, into the 128-byte-swizzled
-/// box at `buf`. `t` is the thread's index in the warpgroup.
+/// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
+/// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
+/// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
+/// buffer seq % epi_bufs, so buffers alternate across tiles too (with an odd number of boxes
+/// a tile, restarting at buffer 0 would overwrite the previous tile's last box while its store
+/// may still read it: a 128 x 192 trial stored 3 boxes of 16-bit C a tile and failed so).
+/// Scale = false (alpha = 1) leaves the accumulators unscaled.
 template <class Out, int BN, bool Scale>
-__device__ __forceinline__ void write_box(float const (&acc)[BN / 2], float alpha, std::uint32_t buf, int bx, int t) {
+__device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
+                                                   std::uint32_t bufs, int t, int bar_id, int row0, int col0,
+                                                   std::int64_t m, std::int64_t n, unsigned& seq) {
   constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));  // 64 (16-bit) or 32 (FP32)
+  constexpr int boxes = BN / box_cols;
   auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
   auto const swz = [](int row, int byte) { return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15)); };
-  if constexpr (std::is_same_v<Out, float>) {
 #pragma unroll
-    for (int jj = 0; jj < box_cols / 8; ++jj) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
-        int const row = wgmma_acc_row(t, r);  // 0..63
-        st_shared_v2_f32(buf + swz(row, (8 * jj + 2 * (t % 4)) * 4), scaled(acc[r]), scaled(acc[r + 1]));
-      }
-    }
-  } else {
-    // 16-bit C: stmatrix.x4 writes two 8-column groups x both 8-row halves of the warp's 16
-    // rows at once (4 instructions a box where st.shared.b32 took 16). Lane i addresses row
-    // i % 8 of matrix q = i / 8: column group jj + q / 2, row half q % 2; each matrix row is
-    // one 16-byte chunk, so the swizzle keeps the 8 rows of a matrix in 8 distinct chunks.
-    int const lane = t % 32, q = lane / 8;
-    int const row = 16 * (t / 32) + 8 * (q % 2) + lane % 8;
-#pragma unroll
-    for (int jj = 0; jj < box_cols / 8; jj += 2) {
-      int const r = 4 * (bx * (box_cols / 8) + jj);
-      stmatrix_x4(buf + swz(row, 16 * (jj + q / 2)), pack2<Out>(scaled(acc[r]), scaled(acc[r + 1])),
-                  pack2<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])), pack2<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
-                  pack2<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
-    }
-  }
-}
-
-/// How one warpgroup's 64 x BN tile of Out leaves: `whole` when its boxes fit the warpgroup's
-/// two staging boxes plus (hold) its half of the slot the tile's last k-block used, else box by box.
-template <class Out, int BN>
-struct epi_plan {
-  static constexpr int boxes = BN * static_cast<int>(sizeof(Out)) / 128;
-  static constexpr int slot_boxes = cl_config<BN>::stage_bytes / epi_box_bytes / 2;  // per warpgroup
-  static constexpr bool whole = boxes <= epi_bufs + slot_boxes;
-  static constexpr bool hold = whole && boxes > epi_bufs;
-};
-static_assert(epi_plan<__nv_bfloat16, 256>::whole && epi_plan<__nv_bfloat16, 256>::hold, "16-bit C, BN 256: held slot");
-static_assert(epi_plan<__nv_bfloat16, 128>::whole && !epi_plan<__nv_bfloat16, 128>::hold, "16-bit C, BN 128: staging");
-static_assert(epi_plan<float, 128>::whole && epi_plan<float, 128>::hold, "FP32 C, BN 128: held slot");
-static_assert(!epi_plan<float, 256>::whole && !epi_plan<float, 256>::hold, "FP32 C, BN 256: box by box");
-
-/// The whole-tile epilogue (epi_plan::whole): the warpgroup writes all its boxes of C (the two
-/// staging boxes first, then, with epi_plan::hold, boxes c * slot_boxes .. of the slot at
-/// `slot`), fences once, syncs once, and its thread 0 issues every store in one bulk group.
-/// Nothing here waits for the stores: thread 0 waits for them to have read shared memory
-/// before the staging boxes are written again (here, a tile later) and before the held slot
-/// goes back to the producers (release_held, while the next tile's first wgmmas run). Writing
-/// into the slot waits for BOTH consumer warpgroups (named barrier 3): each reads all of B.
-template <class Out, int BN, bool Scale>
-__device__ __forceinline__ void whole_tile_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
-                                                    std::uint32_t staging, std::uint32_t slot, int t, int c, int row0,
-                                                    int col0, std::int64_t m, std::int64_t n) {
-  using plan = epi_plan<Out, BN>;
-  constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));
-  if (t == 0) bulk_wait_read<0>();  // the last tile's stores are done reading the staging boxes
-  if constexpr (plan::hold) named_bar_sync(3, 256);
-  else named_bar_sync(1 + c, 128);
-#pragma unroll
-  for (int bx = 0; bx < plan::boxes; ++bx) {
-    std::uint32_t const buf = bx < epi_bufs ? staging + bx * epi_box_bytes
-                                            : slot + (c * plan::slot_boxes + bx - epi_bufs) * epi_box_bytes;
-    write_box<Out, BN, Scale>(acc, alpha, buf, bx, t);
-  }
-  fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
-  named_bar_sync(1 + c, 128);
-  if (t == 0) {
-#pragma unroll
-    for (int bx = 0; bx < plan::boxes; ++bx) {
-      std::uint32_t const buf = bx < epi_bufs ? staging + bx * epi_box_bytes
-                                              : slot + (c * plan::slot_boxes + bx - epi_bufs) * epi_box_bytes;
-      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
-    }
-    bulk_commit();
-  }
-}
-
-/// The box-by-box epilogue (a tile that does not fit: FP32 C at BN = 256): box `seq` of the
-/// warpgroup (counted over all its tiles) takes staging buffer seq % epi_bufs, so buffers
-/// alternate across tiles too (with an odd number of boxes a tile, restarting at buffer 0
-/// would overwrite the previous tile's last box while its store may still read it: a 128 x 192
-/// trial stored 3 boxes of 16-bit C a tile and failed so).
-template <class Out, int BN, bool Scale>
-__device__ __forceinline__ void boxwise_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
-                                                 std::uint32_t bufs, int t, int bar_id, int row0, int col0,
-                                                 std::int64_t m, std::int64_t n, unsigned& seq) {
-  constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));
-#pragma unroll
-  for (int bx = 0; bx < epi_plan<Out, BN>::boxes; ++bx) {
+  for (int bx = 0; bx < boxes; ++bx) {
     std::uint32_t const buf = bufs + (seq++ % epi_bufs) * epi_box_bytes;
     if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
     named_bar_sync(bar_id, 128);
-    write_box<Out, BN, Scale>(acc, alpha, buf, bx, t);
-    fence_proxy_async_smem();
+    if constexpr (std::is_same_v<Out, float>) {
+#pragma unroll
+      for (int jj = 0; jj < box_cols / 8; ++jj) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
+          int const row = wgmma_acc_row(t, r);  // 0..63
+          st_shared_v2_f32(buf + swz(row, (8 * jj + 2 * (t % 4)) * 4), scaled(acc[r]), scaled(acc[r + 1]));
+        }
+      }
+    } else {
+      // 16-bit C: stmatrix.x4 writes two 8-column groups x both 8-row halves of the warp's 16
+      // rows at once (4 instructions a box where st.shared.b32 took 16). Lane i addresses row
+      // i % 8 of matrix q = i / 8: column group jj + q / 2, row half q % 2; each matrix row is
+      // one 16-byte chunk, so the swizzle keeps the 8 rows of a matrix in 8 distinct chunks.
+      int const lane = t % 32, q = lane / 8;
+      int const row = 16 * (t / 32) + 8 * (q % 2) + lane % 8;
+#pragma unroll
+      for (int jj = 0; jj < box_cols / 8; jj += 2) {
+        int const r = 4 * (bx * (box_cols / 8) + jj);
+        stmatrix_x4(buf + swz(row, 16 * (jj + q / 2)), pack2<Out>(scaled(acc[r]), scaled(acc[r + 1])),
+                    pack2<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])), pack2<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
+                    pack2<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
+      }
+    }
+    fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
     named_bar_sync(bar_id, 128);
     if (t == 0) {
       // A box wholly outside C is not issued; its (empty) group is still committed, so that
@@ -186,17 +131,6 @@ __device__ __forceinline__ void boxwise_epilogue(float const (&acc)[BN / 2], flo
       bulk_commit();
     }
   }
-}
-
-/// One warpgroup's tile of Out through TMA: whole or box by box, as epi_plan says.
-template <class Out, int BN, bool Scale>
-__device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
-                                                   std::uint32_t staging, std::uint32_t slot, int t, int c, int row0,
-                                                   int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
-  if constexpr (epi_plan<Out, BN>::whole)
-    whole_tile_epilogue<Out, BN, Scale>(acc, alpha, tmap_c, staging, slot, t, c, row0, col0, m, n);
-  else
-    boxwise_epilogue<Out, BN, Scale>(acc, alpha, tmap_c, staging, t, 1 + c, row0, col0, m, n, seq);
 }
 #endif
 
@@ -268,21 +202,9 @@ __global__ void __launch_bounds__(threads, 1)
     int s = 0;
     unsigned phase = 0;
     float acc[BN / 2];
-    unsigned epi_seq = 0;  // boxes this warpgroup has stored (boxwise_epilogue's buffer choice)
+    unsigned epi_seq = 0;  // boxes this warpgroup has stored (tma_store_epilogue's buffer choice)
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
-    };
-    // The held slot: the one whose stores (whole_tile_epilogue) may still read it. Thread 0,
-    // which issued them, waits until they have, then arrives for its warpgroup's 4 warps on
-    // both CTAs' empty barrier (the peer's producer multicasts into this slot too).
-    bool const hold = tma_store != 0 && (p.c_f32 ? epi_plan<float, BN>::hold : epi_plan<In, BN>::hold);
-    int held = -1;
-    auto release_held = [&] {
-      if (t == 0) {
-        bulk_wait_read<0>();
-        for (unsigned r = 0; r < cluster_size; ++r) mbar_arrive_cluster(&empty[held], r, 4);
-      }
-      held = -1;
     };
     for (int ct = cluster; ct < ctiles; ct += clusters) {
       int ctm, tn;
@@ -301,13 +223,11 @@ __global__ void __launch_bounds__(threads, 1)
 #pragma unroll
           for (int kk = 0; kk < bk / 16; ++kk) cl_wgmma_k16<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
           wgmma_commit();
-          if (held >= 0) release_held();  // while the first k-block's wgmmas run
           wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
           if (prev >= 0) release(prev);
           prev = s;
         } else {
           release(s);  // a tile past m: nothing to compute, the peer still needs the slot back
-          if (held >= 0) release_held();
         }
         if (++s == stages) {
           s = 0;
@@ -316,21 +236,19 @@ __global__ void __launch_bounds__(threads, 1)
       }
       wgmma_wait<0>();
       fence_regs(acc);
-      if (prev >= 0 && !hold) release(prev);
+      if (prev >= 0) release(prev);
       if (!live) continue;
       int const row0 = tm * bm + c * 64, col0 = tn * BN;
       if (tma_store) {
-        std::uint32_t const staging = epi_base + c * epi_bufs * epi_box_bytes;
-        std::uint32_t const slot = base + prev * cfg::stage_bytes;
+        std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
         bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
         if (p.c_f32) {
-          if (scale) tma_store_epilogue<float, BN, true>(acc, p.alpha, &tmap_c, staging, slot, t, c, row0, col0, p.m, p.n, epi_seq);
-          else tma_store_epilogue<float, BN, false>(acc, p.alpha, &tmap_c, staging, slot, t, c, row0, col0, p.m, p.n, epi_seq);
+          if (scale) tma_store_epilogue<float, BN, true>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+          else tma_store_epilogue<float, BN, false>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
         } else {
-          if (scale) tma_store_epilogue<In, BN, true>(acc, p.alpha, &tmap_c, staging, slot, t, c, row0, col0, p.m, p.n, epi_seq);
-          else tma_store_epilogue<In, BN, false>(acc, p.alpha, &tmap_c, staging, slot, t, c, row0, col0, p.m, p.n, epi_seq);
+          if (scale) tma_store_epilogue<In, BN, true>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+          else tma_store_epilogue<In, BN, false>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
         }
-        if (hold) held = prev;
       } else {
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2)

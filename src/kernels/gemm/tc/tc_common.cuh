@@ -193,11 +193,6 @@ __device__ __forceinline__ float4 ld_shared_cluster_v4(std::uint32_t addr) {
 __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(smem_addr(bar), cta)) : "memory");
 }
-/// mbar_arrive_cluster for `count` arrivals at once: one thread arriving for a whole warpgroup.
-__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta, unsigned count) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0], %1;\n" ::"r"(cluster_map(smem_addr(bar), cta)), "r"(count)
-               : "memory");
-}
 /// tma_load_2d into the same shared-memory offset of every CTA in `cta_mask`, completing
 /// `box bytes` on the barrier at `bar`'s offset in each of them.
 __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, void const* tmap, std::uint64_t* bar, int x,
