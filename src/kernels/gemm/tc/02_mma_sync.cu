@@ -1,8 +1,9 @@
 // Rung 2: mma.sync m16n8k16 fed by ldmatrix from a 4-stage cp.async pipeline. 128 x 128
 // tiles, k slices of 32, four warps (2 x 2) of 64 x 64 and two blocks per SM: per k16 step a
-// warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), and while one block waits at its
-// barrier the other's warps keep the tensor pipe busy (docs/tc-gemm.md, "Rung 2: two blocks
-// per SM"). Interior tiles copy without bounds checks from one pointer per operand. Shared
+// warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
+// registers so that each step's ldmatrix (and the slice's barrier) overlap the previous step's
+// mma, and while one block waits at its barrier the other's warps keep the tensor pipe busy
+// (docs/tc-gemm.md, "Rung 2: two blocks per SM", "Session 12"). Interior tiles copy without bounds checks from one pointer per operand. Shared
 // rows are 64 bytes (four 16-byte chunks); chunk c of row r lives at c ^ ((r >> 1) & 3), so
 // the eight rows one ldmatrix phase reads (and the eight chunks a cp.async phase writes) hit
 // eight different 16-byte bank groups: no conflicts without padding. Needs the canonical
@@ -102,42 +103,56 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
 
+  // Fragment addresses. The swizzle phase ((row >> 1) & 3) of every row this lane addresses
+  // depends on the lane alone (the rows step by 16 across m16 / n16 blocks), so one shared
+  // address per operand serves a slice: m16 block i is +i * 16 rows (1 KB), n16 block j
+  // likewise, and the second k16 step's chunk is the first's with bit 1 flipped, i.e. the
+  // address XOR 32 (bits 4-5 of a row's 64 bytes hold the chunk; the stage bases are 1 KB apart).
+  std::uint32_t const smem0 = smem_addr(smem);
+  std::uint32_t const a_lane = 2u * static_cast<std::uint32_t>(mma_sync_swizzle(wm + lane % 16, lane / 16));
+  std::uint32_t const b_lane =
+      2u * static_cast<std::uint32_t>(bm * bk + mma_sync_swizzle(wn + (lane / 16) * 8 + lane % 8, (lane / 8) % 2));
+  constexpr std::uint32_t stage_bytes = tile_elems * 2, block16_bytes = 16 * bk * 2;
+  // Two register sets of one k16 step's fragments: A's four m16 blocks, B's four n16 pairs.
+  std::uint32_t fa[2][4][4], fb[2][n8_per_warp / 2][4];
+  auto load_frags = [&](int set, std::uint32_t stage, int step) {
+    std::uint32_t const flip = step ? 32u : 0u;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) ldmatrix_x4(fa[set][i], ((stage + a_lane) ^ flip) + i * block16_bytes);
+#pragma unroll
+    for (int j = 0; j < n8_per_warp / 2; ++j) ldmatrix_x4(fb[set][j], ((stage + b_lane) ^ flip) + j * block16_bytes);
+  };
+  auto mma_step = [&](int set) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < n8_per_warp; ++j)
+        mma_16816<In>(acc[i][j], fa[set][i], fb[set][j / 2][2 * (j % 2)], fb[set][j / 2][2 * (j % 2) + 1]);
+  };
+
+  // The pipeline: slices 0 .. stages - 2 in flight before the loop; each slice's second k16
+  // step starts by waiting for the NEXT slice and syncing (after which nobody reads slice
+  // kb - 1, whose slot the refill takes), refills, and loads the next slice's first fragments
+  // into the other register set before its own 32 mma: the ldmatrix latency and the barrier
+  // hide behind mma already issued (double-buffered fragments, as in CUTLASS's sm80 mainloop).
 #pragma unroll
   for (int s = 0; s < stages - 1; ++s) {
     if (s < nk) load_stage(s, s);
     cp_async_commit();
   }
+  cp_async_wait<stages - 2>();  // slice 0 has landed
+  __syncthreads();
+  load_frags(0, smem0, 0);
   for (int kb = 0; kb < nk; ++kb) {
-    cp_async_wait<stages - 2>();  // slice kb has landed (this thread's copies)
+    std::uint32_t const stage = smem0 + static_cast<std::uint32_t>(kb % stages) * stage_bytes;
+    load_frags(1, stage, 1);
+    mma_step(0);
+    cp_async_wait<stages - 3>();  // slice kb + 1 has landed (this thread's copies)
     __syncthreads();              // ... everyone's; and everyone is done with slice kb - 1
     if (kb + stages - 1 < nk) load_stage((kb + stages - 1) % stages, kb + stages - 1);
     cp_async_commit();
-    In const* sa = smem + (kb % stages) * tile_elems;
-    In const* sb = sa + bm * bk;
-#pragma unroll
-    for (int kk = 0; kk < bk / 8; kk += 2) {  // k16 steps, in 8-element chunks
-      // B's eight n8 fragments stay in registers for the step; A's four m16 fragments are
-      // loaded one at a time next to their eight mma (12 registers fewer than holding all four:
-      // 64 x 64 warps fit 255 registers without spilling).
-      std::uint32_t fb[n8_per_warp][2];
-#pragma unroll
-      for (int j = 0; j < n8_per_warp / 2; ++j) {
-        int const r = wn + 16 * j + (lane / 16) * 8 + lane % 8;
-        std::uint32_t t[4];
-        ldmatrix_x4(t, smem_addr(sb + mma_sync_swizzle(r, kk + (lane / 8) % 2)));
-        fb[2 * j][0] = t[0];
-        fb[2 * j][1] = t[1];
-        fb[2 * j + 1][0] = t[2];
-        fb[2 * j + 1][1] = t[3];
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        std::uint32_t fa[4];
-        ldmatrix_x4(fa, smem_addr(sa + mma_sync_swizzle(wm + 16 * i + lane % 16, kk + lane / 16)));
-#pragma unroll
-        for (int j = 0; j < n8_per_warp; ++j) mma_16816<In>(acc[i][j], fa, fb[j][0], fb[j][1]);
-      }
-    }
+    if (kb + 1 < nk) load_frags(0, smem0 + static_cast<std::uint32_t>((kb + 1) % stages) * stage_bytes, 0);
+    mma_step(1);
   }
   cp_async_wait<0>();
 
