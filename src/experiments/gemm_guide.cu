@@ -44,10 +44,8 @@ memlab::bench::registrar const reg_ab{[] {
     s.add_reads<float>(static_cast<std::size_t>(m) * w + static_cast<std::size_t>(w) * n);
     s.add_writes<float>(static_cast<std::size_t>(m) * n);
     s.add_flops(2.0 * m * n * w);
-    s.exec_peer("cublas", [&](cudaStream_t t) {
-      cublas_sgemm(t, m, n, w, 1.f, a.data(), w, b.data(), n, 0.f, ref.data(), n);
-    });
-    s.exec([&](cudaStream_t t) { kg::launch_guide_ab(which, m, n, a.data(), b.data(), c.data(), t); });
+    s.exec_paired([&](cudaStream_t t) { kg::launch_guide_ab(which, m, n, a.data(), b.data(), c.data(), t); }, "cublas",
+                  [&](cudaStream_t t) { cublas_sgemm(t, m, n, w, 1.f, a.data(), w, b.data(), n, 0.f, ref.data(), n); });
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "", "the Guide's kernel: simpleMultiply, coalescedMultiply, sharedABMultiply");
@@ -106,8 +104,7 @@ memlab::bench::registrar const reg_aat{[] {
     s.add_reads<float>(static_cast<std::size_t>(m) * w);
     s.add_writes<float>(static_cast<std::size_t>(m) * m);
     s.add_flops(2.0 * m * m * w);
-    s.exec_peer("cublas", reference);
-    s.exec([&](cudaStream_t t) { kg::launch_guide_aat(which, m, a.data(), c.data(), t); });
+    s.exec_paired([&](cudaStream_t t) { kg::launch_guide_aat(which, m, a.data(), c.data(), t); }, "cublas", reference);
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "", "strided simple kernel, coalesced via a transposed tile, padded [w][w+1] tile");

@@ -52,10 +52,8 @@ memlab::bench::registrar const reg_thread{[] {
     s.set_verification(compare_device(o.c.data(), o.ref.data(), n, n, n, gemm_rel_tol, gemm_abs_tol(n)));
     record_attributes(s, kg::seed_thread_tile_attributes(tile));
     s.set_extra("threads", static_cast<long long>((n + tile - 1) / tile) * ((n + tile - 1) / tile));
-    s.exec_peer("cublas", [&](cudaStream_t t) {
-      cublas_sgemm(t, n, n, n, 1.f, o.a.data(), n, o.b.data(), n, 0.f, o.ref.data(), n);
-    });
-    s.exec([&](cudaStream_t t) { kg::launch_seed_thread_tile(tile, n, o.a.data(), o.b.data(), o.c.data(), t); });
+    s.exec_paired([&](cudaStream_t t) { kg::launch_seed_thread_tile(tile, n, o.a.data(), o.b.data(), o.c.data(), t); },
+                  "cublas", [&](cudaStream_t t) { cublas_sgemm(t, n, n, n, 1.f, o.a.data(), n, o.b.data(), n, 0.f, o.ref.data(), n); });
     record_pct_of_peak(s, 2.0 * n * n * n);
   };
   using namespace memlab::bench;
@@ -111,11 +109,10 @@ memlab::bench::registrar const reg_smem{[] {
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
     s.set_verification(compare_device(o.c.data(), o.ref.data(), static_cast<int>(m), static_cast<int>(n), n,
                                       gemm_rel_tol, gemm_abs_tol(k)));
-    s.exec_peer("cublas", [&](cudaStream_t t) {
+    s.exec_paired(run, "cublas", [&](cudaStream_t t) {
       cublas_sgemm(t, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.f, o.a.data(),
                    static_cast<int>(k), o.b.data(), static_cast<int>(n), 0.f, o.ref.data(), static_cast<int>(n));
     });
-    s.exec(run);
     record_pct_of_peak(s, 2.0 * m * n * k);
   };
   using namespace memlab::bench;

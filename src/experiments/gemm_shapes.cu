@@ -212,8 +212,8 @@ memlab::bench::registrar const reg{[] {
     s.add_flops(flops);
     s.add_reads<float>(static_cast<std::size_t>((m * k + k * n) * nb));
     s.add_writes<float>(static_cast<std::size_t>(m * n * nb));
-    s.exec_peer("cublas", [&](cudaStream_t t) { cublas_batched(t, sh, a.data(), b.data(), ref.data()); });
-    s.exec([&](cudaStream_t t) { run(pick.name(), t); });
+    s.exec_paired([&](cudaStream_t t) { run(pick.name(), t); }, "cublas",
+                  [&](cudaStream_t t) { cublas_batched(t, sh, a.data(), b.data(), ref.data()); });
     record_pct_of_peak(s, flops);
     auto const& ms = s.result().median_ms;
     if (ms && *ms > 0.0) {

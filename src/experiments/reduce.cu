@@ -139,14 +139,13 @@ void sum_body(state& s, rd::step st, std::size_t n) {
 
   s.add_reads<T>(n);
   s.add_writes<T>(1);
-  s.exec([&](cudaStream_t stream) { rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), stream); });
-
   std::size_t temp_bytes = 0;
   MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.data(), peer_out.data(), n, s.stream()));
   device_buffer<char> temp(std::max<std::size_t>(temp_bytes, 1));
-  s.exec_peer("cub", [&](cudaStream_t stream) {
-    MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), temp_bytes, in.data(), peer_out.data(), n, stream));
-  });
+  s.exec_paired([&](cudaStream_t stream) { rd::sum(st, in.data(), n, out.data(), ws.data(), ws.size(), stream); }, "cub",
+                [&](cudaStream_t stream) {
+                  MEMLAB_CUDA_CHECK(cub::DeviceReduce::Sum(temp.data(), temp_bytes, in.data(), peer_out.data(), n, stream));
+                });
 
   s.set_predicted({{"launches", rd::launches(st, n)},
                    {"max_bank_conflict_ways", tree_conflict_ways(st, rd::block_threads)},

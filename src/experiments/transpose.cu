@@ -67,19 +67,19 @@ void transpose_body(state& s, std::size_t rows, std::size_t cols) {
 
   s.add_reads<float>(n);
   s.add_writes<float>(n);
-  s.exec([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream, group); });
-
   float const alpha = 1.0f, beta = 0.0f;
   // Row-major rows x cols is column-major cols x rows (lda = cols); C = A^T is column-major
   // rows x cols (ldc = rows), i.e. row-major cols x rows. B = C with beta 0 (in-place form).
-  s.exec_peer("cublasSgeam", [&](cudaStream_t stream) {
+  auto const sgeam = [&](cudaStream_t stream) {
     MEMLAB_CUBLAS_CHECK(cublasSetStream(memlab::experiments::cublas(), stream));
     cublasStatus_t const status = cublasSgeam(memlab::experiments::cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
                                               static_cast<int>(cols), &alpha, in.data(), static_cast<int>(cols), &beta,
                                               peer_out.data(), static_cast<int>(rows), peer_out.data(),
                                               static_cast<int>(rows));
     if (status != CUBLAS_STATUS_SUCCESS) throw memlab::error("cublasSgeam failed");
-  });
+  };
+  s.exec_paired([&](cudaStream_t stream) { tr::run(st, in.data(), out.data(), rows, cols, cols, rows, stream, group); },
+                "cublasSgeam", sgeam);
 
   // The plain copy of the same bytes, timed once in this point for every step's row.
   device_buffer<float> copy_out(n);
