@@ -17,6 +17,7 @@ build_figure() returns the matplotlib Figure without saving it, for the tests
 import json
 import math
 import sys
+import textwrap
 import traceback
 
 import matplotlib
@@ -30,7 +31,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 FIELD_LABELS = {
     "median_ms": "time",
     "gbps": "bandwidth",
-    "tflops": "FP32 rate",
+    "tflops": "arithmetic rate",
     "ratio_to_peer": "speed vs peer",
     "ratio_to_ceiling": "share of the copy ceiling",
 }
@@ -192,7 +193,9 @@ class plot_data:
         if name == "ratio_to_peer" and m.get("description"):
             label = "speed vs " + m["description"].split("'s time")[0]
         unit = m.get("unit", "")
-        return label + (" (%s)" % unit if unit and unit != "x" else " (×)" if unit == "x" else "")
+        label += " (%s)" % unit if unit and unit != "x" else " (×)" if unit == "x" else ""
+        # A long peer description would run off the figure's edge: wrap it onto lines.
+        return textwrap.fill(label, 48) if len(label) > 48 else label
 
     def y_unit(self):
         return self.metrics.get(self.spec["y"], {}).get("unit", "")
