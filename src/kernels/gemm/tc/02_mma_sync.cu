@@ -3,8 +3,9 @@
 // warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
 // registers so that each step's ldmatrix (and the slice's barrier) overlap the previous step's
 // mma, and while one block waits at its barrier the other's warps keep the tensor pipe busy
-// (docs/tc-gemm.md, "Rung 2: two blocks per SM", "Session 12"). Interior tiles copy without bounds checks from one pointer per operand. Shared
-// rows are 64 bytes (four 16-byte chunks); chunk c of row r lives at c ^ ((r >> 1) & 3), so
+// (docs/tc-gemm.md, "Rung 2: two blocks per SM", "Session 12"). Interior tiles copy without
+// bounds checks from one pointer per operand. Shared rows are 64 bytes (four 16-byte chunks);
+// chunk c of row r lives at c ^ ((r >> 1) & 3), so
 // the eight rows one ldmatrix phase reads (and the eight chunks a cp.async phase writes) hit
 // eight different 16-byte bank groups: no conflicts without padding. Needs the canonical
 // K-major layout and 16-byte aligned rows (docs/tc-gemm.md); the k tail is zero-filled by
