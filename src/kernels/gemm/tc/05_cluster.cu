@@ -69,14 +69,6 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
   }
 }
 
-template <class Out>
-__device__ __forceinline__ std::uint32_t pack2(float v0, float v1) {
-  Out pair[2] = {from_float<Out>(v0), from_float<Out>(v1)};
-  std::uint32_t bits;
-  memcpy(&bits, pair, 4);
-  return bits;
-}
-
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
 /// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
@@ -117,9 +109,9 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
 #pragma unroll
       for (int jj = 0; jj < box_cols / 8; jj += 2) {
         int const r = 4 * (bx * (box_cols / 8) + jj);
-        stmatrix_x4(buf + swz(row, 16 * (jj + q / 2)), pack2<Out>(scaled(acc[r]), scaled(acc[r + 1])),
-                    pack2<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])), pack2<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
-                    pack2<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
+        stmatrix_x4(buf + swz(row, 16 * (jj + q / 2)), pack_pair<Out>(scaled(acc[r]), scaled(acc[r + 1])),
+                    pack_pair<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])), pack_pair<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
+                    pack_pair<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
       }
     }
     fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace memlab::detail::gemm_tc {
@@ -35,6 +36,16 @@ template <class T>
 __host__ __device__ inline T from_float(float v) {
   if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
   else return __float2bfloat16_rn(v);
+}
+
+/// Two values converted to the 16-bit type Out, packed in one 32-bit word (the first in the low
+/// half): one 4-byte store of two adjacent columns, or one register of an stmatrix.
+template <class Out>
+__device__ __forceinline__ std::uint32_t pack_pair(float v0, float v1) {
+  Out pair[2] = {from_float<Out>(v0), from_float<Out>(v1)};
+  std::uint32_t bits;
+  memcpy(&bits, pair, 4);
+  return bits;
 }
 
 /// Writes C(row, col) and C(row, col + 1) (col even) = alpha * v + beta * C, inside the matrix
@@ -67,8 +78,7 @@ __device__ __forceinline__ void store_pair(problem const& p, std::int64_t row, s
       if (two) v1 += p.beta * to_float(c[1]);
     }
     if (two && p.c_pair) {
-      In pair[2] = {from_float<In>(v0), from_float<In>(v1)};
-      *reinterpret_cast<unsigned int*>(c) = *reinterpret_cast<unsigned int*>(pair);
+      *reinterpret_cast<std::uint32_t*>(c) = pack_pair<In>(v0, v1);
     } else {
       c[0] = from_float<In>(v0);
       if (two) c[1] = from_float<In>(v1);
