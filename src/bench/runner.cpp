@@ -406,14 +406,9 @@ std::pair<measurement, measurement> run_context::measure_paired(launcher const& 
   bool peer_first = true;
   std::vector<double> const ours_samples = sample_until_stable(
       [&] {
-        double a = 0;
-        if (peer_first) {
-          peer_samples.push_back(timed(peer));
-          a = timed(ours);
-        } else {
-          a = timed(ours);
-          peer_samples.push_back(timed(peer));
-        }
+        if (peer_first) peer_samples.push_back(timed(peer));
+        double const a = timed(ours);
+        if (!peer_first) peer_samples.push_back(timed(peer));
         peer_first = !peer_first;
         return a;
       },

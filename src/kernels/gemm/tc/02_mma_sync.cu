@@ -114,6 +114,7 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   std::uint32_t const b_lane =
       2u * static_cast<std::uint32_t>(bm * bk + mma_sync_swizzle(wn + (lane / 16) * 8 + lane % 8, (lane / 8) % 2));
   constexpr std::uint32_t stage_bytes = tile_elems * 2, block16_bytes = 16 * bk * 2;
+  auto const stage_of = [&](int slice) { return smem0 + static_cast<std::uint32_t>(slice % stages) * stage_bytes; };
   // Two register sets of one k16 step's fragments: A's four m16 blocks, B's four n16 pairs.
   std::uint32_t fa[2][4][4], fb[2][n8_per_warp / 2][4];
   auto load_frags = [&](int set, std::uint32_t stage, int step) {
@@ -143,16 +144,15 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   }
   cp_async_wait<stages - 2>();  // slice 0 has landed
   __syncthreads();
-  load_frags(0, smem0, 0);
+  load_frags(0, stage_of(0), 0);
   for (int kb = 0; kb < nk; ++kb) {
-    std::uint32_t const stage = smem0 + static_cast<std::uint32_t>(kb % stages) * stage_bytes;
-    load_frags(1, stage, 1);
+    load_frags(1, stage_of(kb), 1);
     mma_step(0);
     cp_async_wait<stages - 3>();  // slice kb + 1 has landed (this thread's copies)
     __syncthreads();              // ... everyone's; and everyone is done with slice kb - 1
     if (kb + stages - 1 < nk) load_stage((kb + stages - 1) % stages, kb + stages - 1);
     cp_async_commit();
-    if (kb + 1 < nk) load_frags(0, smem0 + static_cast<std::uint32_t>((kb + 1) % stages) * stage_bytes, 0);
+    if (kb + 1 < nk) load_frags(0, stage_of(kb + 1), 0);
     mma_step(1);
   }
   cp_async_wait<0>();
