@@ -22,6 +22,7 @@
 #include "experiments/cublaslt.cuh"
 #include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
+#include "kernels/gemm/tc/cluster_plan.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/gemm_tc.hpp"
@@ -188,6 +189,8 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
+    // Rung 6 runs one of two kernels by a rule (cluster_plan.hpp): the row names which.
+    if (rung == gemm_tc_rung::cluster) s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k));
     s.add_writes<Out>(mn);
     // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
     double const gemmex_ms =

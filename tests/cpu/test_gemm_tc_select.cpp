@@ -107,3 +107,30 @@ TEST(GemmTcSplitK, SplitsOnlyWhereTheTilesLeaveSmsIdle) {
   auto none = [](unsigned) { return 0; };
   EXPECT_EQ(split_k_splits(32, 64, 132, none), 1u);
 }
+
+// Rung 6's choice between its cooperative and pingpong kernels (cluster_plan.hpp), with the
+// H100's 66 clusters of each: the cost count and what the session-13 A/B measured.
+#include "kernels/gemm/tc/cluster_plan.hpp"
+
+TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
+  using memlab::detail::gemm_tc::cluster_family;
+  using memlab::detail::gemm_tc::cluster_pick;
+  using memlab::detail::gemm_tc::cluster_tile;
+  // k = 1024: 16 k-blocks a tile, the cooperative epilogue a sixth of them (measured 0.866 -> 0.955).
+  EXPECT_EQ(cluster_pick(8192, 8192, 1024, 66, 66), cluster_tile::pingpong_128x192);
+  // 8192^3: 16 waves of 130.5 against 21 of 0.75 x 129 (2.7% fewer; measured 1.8% in ncu).
+  EXPECT_EQ(cluster_pick(8192, 8192, 8192, 66, 66), cluster_tile::pingpong_128x192);
+  // 4096^3: 4 waves of 128 x 256 pairs against 6 of 128 x 192 (measured 0.98 against 0.89).
+  EXPECT_EQ(cluster_pick(4096, 4096, 4096, 66, 66), cluster_tile::coop_128x256);
+  // LLM shapes: even counts, so the cooperative kernel stays (both measured level).
+  EXPECT_EQ(cluster_pick(4096, 11008, 4096, 66, 66), cluster_tile::coop_128x256);
+  EXPECT_EQ(cluster_pick(16384, 4096, 4096, 66, 66), cluster_tile::coop_128x256);
+  // Few pairs: the cooperative kernel's 128 x 128 tiles, whatever pingpong would count.
+  EXPECT_EQ(cluster_pick(1024, 2048, 64, 66, 66), cluster_tile::coop_128x128);  // 32 pairs
+  // Forced families (the GPU tests run rung 6's batteries through each).
+  EXPECT_EQ(cluster_pick(4096, 4096, 4096, 66, 66, cluster_family::pingpong), cluster_tile::pingpong_128x192);
+  EXPECT_EQ(cluster_pick(8192, 8192, 1024, 66, 66, cluster_family::cooperative), cluster_tile::coop_128x256);
+  EXPECT_EQ(cluster_pick(1024, 2048, 64, 66, 66, cluster_family::cooperative), cluster_tile::coop_128x128);
+  // Fewer pingpong clusters on a device turn the count back to the cooperative kernel.
+  EXPECT_EQ(cluster_pick(8192, 8192, 1024, 66, 40), cluster_tile::coop_128x256);
+}

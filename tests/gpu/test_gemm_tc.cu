@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "kernels/gemm/tc/cluster_plan.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
@@ -203,6 +204,27 @@ MEMLAB_TC_RUNG_TESTS(WarpSpecialized, gemm_tc_rung::warp_specialized)
 MEMLAB_TC_RUNG_TESTS(Persistent, gemm_tc_rung::persistent)
 MEMLAB_TC_RUNG_TESTS(Cluster, gemm_tc_rung::cluster)
 
+// Rung 6 has two kernels (cluster_plan.hpp): each of its batteries below runs with the rule's
+// choice and with each kernel forced, so both see every case whatever the rule picks.
+using memlab::detail::gemm_tc::cluster_family;
+struct family_scope {
+  explicit family_scope(cluster_family f) { memlab::detail::gemm_tc::set_cluster_family(f); }
+  ~family_scope() { memlab::detail::gemm_tc::set_cluster_family(cluster_family::automatic); }
+  family_scope(family_scope const&) = delete;
+  family_scope& operator=(family_scope const&) = delete;
+};
+#define MEMLAB_TC_CLUSTER_FAMILY_TESTS(name, family, body)                                                        \
+  TEST(GemmTc, name##_bf16) { family_scope const f(family); body<__nv_bfloat16, __nv_bfloat16>(); }            \
+  TEST(GemmTc, name##_bf16_f32out) { family_scope const f(family); body<__nv_bfloat16, float>(); }             \
+  TEST(GemmTc, name##_f16) { family_scope const f(family); body<__half, __half>(); }                           \
+  TEST(GemmTc, name##_f16_f32out) { family_scope const f(family); body<__half, float>(); }
+template <class In, class Out>
+void run_cluster_rung() {
+  run_rung<In, Out>(gemm_tc_rung::cluster);
+}
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative, cluster_family::cooperative, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong, cluster_family::pingpong, run_cluster_rung)
+
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
 // tile rows), one row or few columns of C, ld > row, alpha without beta.
@@ -233,6 +255,8 @@ TEST(GemmTc, ClusterEdges_bf16) { run_cluster_edges<__nv_bfloat16, __nv_bfloat16
 TEST(GemmTc, ClusterEdges_bf16_f32out) { run_cluster_edges<__nv_bfloat16, float>(); }
 TEST(GemmTc, ClusterEdges_f16) { run_cluster_edges<__half, __half>(); }
 TEST(GemmTc, ClusterEdges_f16_f32out) { run_cluster_edges<__half, float>(); }
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEdges, cluster_family::cooperative, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -281,6 +305,15 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(r, 4224, 2152, 200);
     check_many_tiles<__half, float>(r, 2304, 1024, 520);                 // 18 x 8 tiles of 128 x 128 (partial wave), 9 k-blocks
   }
+  // Rung 6's two kernels forced. Pingpong: 33 x 12 tiles of 128 x 192, the last column's second
+  // B half (2208..2303) past n = 2152, alternating warpgroups over 3-4 tiles a CTA; 2304 x 1024:
+  // 18 x 6 tiles, 9 k-blocks over 4 slots.
+  for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong}) {
+    family_scope const scope(f);
+    SCOPED_TRACE(f == cluster_family::pingpong ? "pingpong" : "cooperative");
+    check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
+    check_many_tiles<__half, float>(gemm_tc_rung::cluster, 2304, 1024, 520);
+  }
 }
 
 // Rung 6's TMA store epilogue while each cluster walks several tiles, at sizes the sanitizer
@@ -304,6 +337,8 @@ TEST(GemmTc, ClusterEpilogueWalk_bf16) { run_cluster_epilogue_walk<__nv_bfloat16
 TEST(GemmTc, ClusterEpilogueWalk_bf16_f32out) { run_cluster_epilogue_walk<__nv_bfloat16, float>(); }
 TEST(GemmTc, ClusterEpilogueWalk_f16) { run_cluster_epilogue_walk<__half, __half>(); }
 TEST(GemmTc, ClusterEpilogueWalk_f16_f32out) { run_cluster_epilogue_walk<__half, float>(); }
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::cooperative, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong, run_cluster_epilogue_walk)
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.

@@ -28,9 +28,11 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <utility>
 
+#include "kernels/gemm/tc/cluster_plan.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/wgmma_ops.cuh"
 #include "memlab/detail/per_device.hpp"
@@ -62,9 +64,11 @@ template <class In, int BN>
 __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t da, std::uint64_t db) {
   if constexpr (std::is_same_v<In, __half>) {
     if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
+    else if constexpr (BN == 192) wgmma_f16_m64n192k16(acc, da, db);
     else wgmma_f16_m64n128k16(acc, da, db);
   } else {
     if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
+    else if constexpr (BN == 192) wgmma_bf16_m64n192k16(acc, da, db);
     else wgmma_bf16_m64n128k16(acc, da, db);
   }
 }
@@ -89,14 +93,18 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
     std::uint32_t const buf = bufs + (seq++ % epi_bufs) * epi_box_bytes;
     if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
     named_bar_sync(bar_id, 128);
+    // The addresses below are recomputed each box rather than hoisted out of the caller's tile
+    // loop: the pingpong kernel holds 192 accumulators here, and hoisted addresses spilled.
+    int tb = t;
+    asm volatile("" : "+r"(tb));
     if constexpr (std::is_same_v<Out, float>) {
 #pragma unroll
       for (int jj = 0; jj < box_cols / 8; ++jj) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
-          int const row = wgmma_acc_row(t, r);  // 0..63
-          st_shared_v2_f32(buf + swz(row, (8 * jj + 2 * (t % 4)) * 4), scaled(acc[r]), scaled(acc[r + 1]));
+          int const row = wgmma_acc_row(tb, r);  // 0..63
+          st_shared_v2_f32(buf + swz(row, (8 * jj + 2 * (tb % 4)) * 4), scaled(acc[r]), scaled(acc[r + 1]));
         }
       }
     } else {
@@ -104,8 +112,8 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
       // rows at once (4 instructions a box where st.shared.b32 took 16). Lane i addresses row
       // i % 8 of matrix q = i / 8: column group jj + q / 2, row half q % 2; each matrix row is
       // one 16-byte chunk, so the swizzle keeps the 8 rows of a matrix in 8 distinct chunks.
-      int const lane = t % 32, q = lane / 8;
-      int const row = 16 * (t / 32) + 8 * (q % 2) + lane % 8;
+      int const lane = tb % 32, q = lane / 8;
+      int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
 #pragma unroll
       for (int jj = 0; jj < box_cols / 8; jj += 2) {
         int const r = 4 * (bx * (box_cols / 8) + jj);
@@ -256,6 +264,182 @@ __global__ void __launch_bounds__(threads, 1)
 #endif
 }
 
+
+// ---- Pingpong: the two consumer warpgroups take turns on the tensor cores -----------------
+//
+// The cooperative kernel above splits each tile between its two consumer warpgroups, so both
+// finish the k-loop together and both write C while the tensor cores idle: at k = 1024 the
+// tensor pipe is active 81.5% of the time (ncu, 8192x8192x1024), where cuBLAS's pingpong
+// kernels (nvjet_sm90_tst_176x128_..._TNN, no "coop" in the name) hold it at 96%. Here each
+// warpgroup owns whole 128 x BN tiles (two m64nBNk16 per k16 step sharing B's descriptor, BN
+// accumulator registers) and a CTA's tiles alternate between them: while one writes its
+// tile's C, the other runs its k-loop. An ordering barrier pair hands the tensor cores over:
+// warpgroup c waits on named barrier 3 + c before its tile's first wgmma, and the other
+// arrives there once it has issued its own tile's last one.
+// Clusters, multicast and tile order are the cooperative kernel's (pairs along M share B's
+// slice, each CTA loads half of it); empty[s] counts the owning warpgroup's 4 warps in both
+// CTAs (both CTAs walk the same tile sequence, so the same warpgroup owns use u of slot s).
+// A warpgroup skips the other's k-blocks by position: use u of the CTA's k-block sequence sits
+// in slot u % stages at parity (u / stages) & 1. A parity wait cannot tell phases two apart,
+// but the ordering makes it exact: when warpgroup c waits for use u, the fill of use u - stages
+// has been waited for already (by c itself, or by the other warpgroup before it handed over).
+template <int BN>
+struct pp_config {
+  static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
+  static constexpr int stage_bytes = a_bytes + b_bytes;
+  static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;                        // 32 KB
+  static constexpr int stages = (232448 - 1152 - 1024 - epi_bytes) / stage_bytes;       // 6 at BN = 128
+  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
+};
+static_assert(pp_config<192>::b_half_bytes % 1024 == 0, "B halves must be whole 128-byte-swizzle atoms");
+static_assert(pp_config<192>::smem_bytes <= 232448 - 1152, "stages + staging + alignment + static barriers fit 227 KB");
+
+template <class In, int BN>
+__global__ void __launch_bounds__(threads, 1)
+    pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                    const __grid_constant__ CUtensorMap tmap_c, problem p, int tma_store) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using cfg = pp_config<BN>;
+  constexpr int stages = cfg::stages;
+  constexpr int group_m = 8;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ std::uint64_t full[stages], empty[stages];
+  std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
+  unsigned const rank = cluster_ctarank();
+  int const tiles_m = static_cast<int>((p.m + bm - 1) / bm);
+  int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
+  int const ctiles_m = (tiles_m + 1) / 2;
+  int const ctiles = ctiles_m * tiles_n;
+  int const nk = static_cast<int>((p.k + bk - 1) / bk);
+  int const cluster = static_cast<int>(blockIdx.x) / cluster_size, clusters = static_cast<int>(gridDim.x) / cluster_size;
+  int const jobs = cluster < ctiles ? (ctiles - cluster + clusters - 1) / clusters : 0;  // tiles of this CTA
+  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+
+  if (tid == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 4 * cluster_size);  // the owning warpgroup's warps in both CTAs
+    }
+    mbar_fence_init();
+  }
+  cluster_sync_all();
+
+  if (wg == 0) {
+    setmaxnreg_dec<24>();  // 24 + 2 x 240 registers a thread: 192 accumulators and no spills
+    if (t == 0) {
+      int s = 0;
+      unsigned phase = 0;
+      for (int g = 0; g < jobs; ++g) {
+        int ctm, tn;
+        grouped_tile(cluster + g * clusters, ctiles_m, tiles_n, group_m, ctm, tn);
+        int const tm = 2 * ctm + static_cast<int>(rank);
+        bool const live = tm < tiles_m;
+        int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
+        unsigned const bytes = (live ? cfg::a_bytes : 0) + b_halves * cfg::b_half_bytes;
+        for (int kb = 0; kb < nk; ++kb) {
+          mbar_wait(&empty[s], phase ^ 1);
+          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
+          mbar_arrive_expect_tx(&full[s], bytes);
+          if (live) tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * bm);
+          if (static_cast<int>(rank) < b_halves)
+            tma_load_2d_multicast(sb + rank * cfg::b_half_bytes, &tmap_b, &full[s], kb * bk,
+                                  tn * BN + static_cast<int>(rank) * (BN / 2), (1u << cluster_size) - 1u);
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<240>();
+    int const c = wg - 1;
+    int const lane = t % 32;
+    float acc0[BN / 2], acc1[BN / 2];  // rows 0-63 and 64-127 of the warpgroup's tile
+    unsigned epi_seq = 0;
+    auto release = [&](int slot) {
+      if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
+    };
+    for (int g = c; g < jobs; g += 2) {
+      int ctm, tn;
+      grouped_tile(cluster + g * clusters, ctiles_m, tiles_n, group_m, ctm, tn);
+      int const tm = 2 * ctm + static_cast<int>(rank);
+      bool const live = tm < tiles_m;
+      if (g > 0) named_bar_sync(3 + c, 256);  // the other warpgroup has issued tile g - 1
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc0[i] = acc1[i] = 0.f;
+      std::int64_t const u0 = static_cast<std::int64_t>(g) * nk;
+      int s = static_cast<int>(u0 % stages);
+      unsigned phase = static_cast<unsigned>(u0 / stages) & 1u;
+      int prev = -1;
+      for (int kb = 0; kb < nk; ++kb) {
+        mbar_wait(&full[s], phase);
+        if (live) {
+          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < bk / 16; ++kk) {
+            std::uint64_t const db = smem_desc(sb + kk * 32);
+            cl_wgmma_k16<In, BN>(acc0, smem_desc(sa + kk * 32), db);
+            cl_wgmma_k16<In, BN>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
+          }
+          wgmma_commit();
+          wgmma_wait<1>();
+          if (prev >= 0) release(prev);
+          prev = s;
+        } else {
+          release(s);
+        }
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      if (g + 1 < jobs) named_bar_arrive(3 + (1 - c), 256);  // the tensor cores are the other's
+      wgmma_wait<0>();
+      fence_regs(acc0);
+      fence_regs(acc1);
+      if (prev >= 0) release(prev);
+      if (!live) continue;
+      int const row0 = tm * bm, col0 = tn * BN;
+      if (tma_store) {
+        std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
+        bool const scale = p.alpha != 1.f;
+        if (p.c_f32) {
+          if (scale) {
+            tma_store_epilogue<float, BN, true>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<float, BN, true>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
+          } else {
+            tma_store_epilogue<float, BN, false>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<float, BN, false>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
+          }
+        } else {
+          if (scale) {
+            tma_store_epilogue<In, BN, true>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<In, BN, true>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
+          } else {
+            tma_store_epilogue<In, BN, false>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<In, BN, false>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < BN / 2; r += 2) {
+          store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc0[r], acc0[r + 1]);
+          store_pair<In>(p, static_cast<std::int64_t>(row0) + 64 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc1[r],
+                         acc1[r + 1]);
+        }
+      }
+    }
+    if (t == 0) bulk_wait<0>();
+  }
+  cluster_sync_all();
+#else
+  __trap();
+#endif
+}
+
 template <int BN>
 cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attr, unsigned grid, cudaStream_t st) {
   return cluster_launch_config(attr, cluster_size, grid, threads, cl_config<BN>::smem_bytes, st);
@@ -301,21 +485,77 @@ void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
   MEMLAB_CHECK_LAUNCH();
 }
 
+
+template <class In, int BN>
+int pp_max_active_clusters() {
+  return memlab::detail::per_device([] {
+    auto kernel = pingpong_kernel<In, BN>;
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(pp_config<BN>::smem_bytes)));
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t const cfg =
+        cluster_launch_config(attr, cluster_size, cluster_size, threads, pp_config<BN>::smem_bytes, nullptr);
+    int n = 0;
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
+    if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 pingpong blocks fits on this device");
+    return n;
+  });
+}
+
+template <class In, int BN>
+void launch_pp(problem const& p, cudaStream_t st) {
+  std::int64_t const ctiles = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + BN - 1) / BN);
+  MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
+  bool const f16 = std::is_same_v<In, __half>;
+  CUtensorMap ta, tb, tc;
+  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
+  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN / 2);
+  std::size_t const out_bytes = p.c_f32 ? 4 : 2;
+  bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
+                         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
+  std::memset(&tc, 0, sizeof tc);
+  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows);
+  auto kernel = pingpong_kernel<In, BN>;
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(pp_config<BN>::smem_bytes)));
+  std::int64_t const clusters = std::min<std::int64_t>(ctiles, pp_max_active_clusters<In, BN>());
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
+                                                       threads, pp_config<BN>::smem_bytes, st);
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
+  MEMLAB_CHECK_LAUNCH();
+}
+
 }  // namespace
+
+namespace {
+std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
+
+template <class In>
+cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return cluster_pick(m, n, k, max_active_clusters<In, 256>(), pp_max_active_clusters<In, 192>(), current_cluster_family());
+}
+}  // namespace
+
+void set_cluster_family(cluster_family k) { forced_kernel.store(static_cast<int>(k)); }
+cluster_family current_cluster_family() { return static_cast<cluster_family>(forced_kernel.load()); }
+
+std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return cluster_tile_name(f16 ? pick<__half>(m, n, k) : pick<__nv_bfloat16>(m, n, k));
+}
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
-  // Rung 5's wave rule on pairs of tiles: 128 x 256 tiles unless the pairs leave clusters idle
-  // in the last wave; then 128 x 128 (twice the pairs).
-  int const clusters256 = max_active_clusters<In, 256>();
-  std::int64_t const pairs256 = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + 255) / 256);
-  if (pairs256 >= 2 * clusters256 || pairs256 % clusters256 == 0)
-    launch_cl<In, 256>(p, st, clusters256);
-  else
-    launch_cl<In, 128>(p, st, max_active_clusters<In, 128>());
+  switch (pick<In>(p.m, p.n, p.k)) {
+    case cluster_tile::coop_128x256: launch_cl<In, 256>(p, st, max_active_clusters<In, 256>()); break;
+    case cluster_tile::coop_128x128: launch_cl<In, 128>(p, st, max_active_clusters<In, 128>()); break;
+    case cluster_tile::pingpong_128x192: launch_pp<In, 192>(p, st); break;
+  }
 }
 
-std::size_t smem_cluster() { return std::max(cl_config<256>::smem_bytes, cl_config<128>::smem_bytes); }
+std::size_t smem_cluster() {
+  return std::max({cl_config<256>::smem_bytes, cl_config<128>::smem_bytes, pp_config<192>::smem_bytes});
+}
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);
 template void launch_cluster<__nv_bfloat16>(problem const&, cudaStream_t);

@@ -219,6 +219,11 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 __device__ __forceinline__ void named_bar_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
+/// Arrives on named barrier `id` over `count` threads without waiting (the other side of a
+/// bar.sync on the same barrier).
+__device__ __forceinline__ void named_bar_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
 /// 2-D TMA store of the box at (x = inner coordinate, y = outer) from shared memory; parts of
 /// the box outside the tensor are not written.
 __device__ __forceinline__ void tma_store_2d(void const* tmap, std::uint32_t src, int x, int y) {
