@@ -2,7 +2,7 @@
 """Writes src/kernels/gemm/tc/wgmma_ops.cuh: one inline-asm wrapper per wgmma shape.
 
 wgmma names every accumulator register in its operand list, so each N needs its own asm
-string; generating them keeps the 64/128/192/256 variants identical but for the count.
+string; generating them keeps the 64/128/160/192/256 variants identical but for the count.
 Run from the repository root: python3 tools/gen_wgmma_ops.py
 """
 import pathlib
@@ -34,7 +34,7 @@ def op(n, ptx_type, name):
     return "\n".join(lines) + "\n"
 
 body = HEAD
-for n in (64, 128, 192, 256):
+for n in (64, 128, 160, 192, 256):
     body += "\n" + op(n, "bf16", "wgmma_bf16")
     body += "\n" + op(n, "f16", "wgmma_f16")
 body += "\n}  // namespace memlab::detail::gemm_tc\n"

@@ -359,4 +359,56 @@ memlab::bench::registrar const reg_bits{[] {
   }
   return e;
 }()};
+
+// Rung 6 runs one of its kernels by a wave count (cluster_plan.hpp). This experiment runs each
+// of them forced, beside the rule's choice, at the shapes the count decides: the measurement
+// behind the rule and the way to check it on another GPU.
+memlab::bench::registrar const reg_cluster_kernels{[] {
+  memlab::bench::experiment e;
+  e.id = "gemm.tc_cluster_kernels";
+  e.description = "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice";
+  e.seed_ref = "001 §1-3";
+  e.default_suite = false;
+  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "pingpong192", "pingpong160"}, {"auto", "pingpong160"}),
+            memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
+            memlab::bench::string_axis("shape",
+                                       {"4096", "8192", "4097", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096",
+                                        "16384x4096x4096"},
+                                       {"1024"})};
+  e.body = [](memlab::bench::state& s) {
+    using memlab::detail::gemm_tc::cluster_family;
+    std::string const v = s.variant();
+    cluster_family const f = v == "cooperative"   ? cluster_family::cooperative
+                             : v == "pingpong192" ? cluster_family::pingpong192
+                             : v == "pingpong160" ? cluster_family::pingpong160
+                                                  : cluster_family::automatic;
+    struct scope {
+      explicit scope(cluster_family k) { memlab::detail::gemm_tc::set_cluster_family(k); }
+      ~scope() { memlab::detail::gemm_tc::set_cluster_family(cluster_family::automatic); }
+    } const forced(f);
+    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
+  };
+  using namespace memlab::bench;
+  e.describe_axis("variant", "",
+                  "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, or the pingpong "
+                  "kernel at 128x192 or 128x160 a warpgroup");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
+  e.describe_axis("shape", "", "n (a cube) or m x n x k, as gemm.tc_ladder");
+  e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
+  e.headline = best_row("Does the rule pick rung 6's fastest kernel at 4096x11008x4096?",
+                        {{"shape", {"4096x11008x4096"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Rung 6 of the tensor-core ladder has a cooperative kernel (both consumer warpgroups share a tile and "
+             "store it together) and pingpong kernels (each warpgroup owns whole tiles; one stores C while the other "
+             "multiplies). A count of k-block times per cluster picks one per shape; here each runs forced, every row "
+             "paired with cuBLAS, and the auto row names the kernel the rule took (extra.kernel).",
+             "The rule should pick the fastest kernel, or one within noise of it, at every shape.", ""};
+  {
+    plot_spec p = bar_plot("gemm_tc_cluster_kernels.png", "Rung 6's kernels: speed as a fraction of cuBLAS", "shape",
+                           "ratio_to_peer", {"variant"});
+    p.panels = "dtype";
+    p.refs = {{"value", "cuBLAS", 1.0}};
+    e.plots.push_back(p);
+  }
+  return e;
+}()};
 }  // namespace

@@ -223,7 +223,8 @@ void run_cluster_rung() {
   run_rung<In, Out>(gemm_tc_rung::cluster);
 }
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative, cluster_family::cooperative, run_cluster_rung)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong, cluster_family::pingpong, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong, cluster_family::pingpong192, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160, cluster_family::pingpong160, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -256,7 +257,8 @@ TEST(GemmTc, ClusterEdges_bf16_f32out) { run_cluster_edges<__nv_bfloat16, float>
 TEST(GemmTc, ClusterEdges_f16) { run_cluster_edges<__half, __half>(); }
 TEST(GemmTc, ClusterEdges_f16_f32out) { run_cluster_edges<__half, float>(); }
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEdges, cluster_family::cooperative, run_cluster_edges)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong192, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160Edges, cluster_family::pingpong160, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -305,12 +307,13 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(r, 4224, 2152, 200);
     check_many_tiles<__half, float>(r, 2304, 1024, 520);                 // 18 x 8 tiles of 128 x 128 (partial wave), 9 k-blocks
   }
-  // Rung 6's two kernels forced. Pingpong: 33 x 12 tiles of 128 x 192, the last column's second
+  // Rung 6's kernels forced. Pingpong 192: 33 x 12 tiles of 128 x 192, the last column's second
   // B half (2208..2303) past n = 2152, alternating warpgroups over 3-4 tiles a CTA; 2304 x 1024:
-  // 18 x 6 tiles, 9 k-blocks over 4 slots.
-  for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong}) {
+  // 18 x 6 tiles, 9 k-blocks over 4 slots. Pingpong 160: 33 x 14 tiles, the last column's
+  // second half (2160..2239) past n, 64-byte C boxes; 2304 x 1024: 18 x 7, 9 k-blocks over 5 slots.
+  for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160}) {
     family_scope const scope(f);
-    SCOPED_TRACE(f == cluster_family::pingpong ? "pingpong" : "cooperative");
+    SCOPED_TRACE(f == cluster_family::cooperative ? "cooperative" : f == cluster_family::pingpong192 ? "pingpong 192" : "pingpong 160");
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
     check_many_tiles<__half, float>(gemm_tc_rung::cluster, 2304, 1024, 520);
   }
@@ -338,7 +341,8 @@ TEST(GemmTc, ClusterEpilogueWalk_bf16_f32out) { run_cluster_epilogue_walk<__nv_b
 TEST(GemmTc, ClusterEpilogueWalk_f16) { run_cluster_epilogue_walk<__half, __half>(); }
 TEST(GemmTc, ClusterEpilogueWalk_f16_f32out) { run_cluster_epilogue_walk<__half, float>(); }
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::cooperative, run_cluster_epilogue_walk)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong192, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::pingpong160, run_cluster_epilogue_walk)
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.

@@ -65,10 +65,12 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
   if constexpr (std::is_same_v<In, __half>) {
     if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
     else if constexpr (BN == 192) wgmma_f16_m64n192k16(acc, da, db);
+    else if constexpr (BN == 160) wgmma_f16_m64n160k16(acc, da, db);
     else wgmma_f16_m64n128k16(acc, da, db);
   } else {
     if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
     else if constexpr (BN == 192) wgmma_bf16_m64n192k16(acc, da, db);
+    else if constexpr (BN == 160) wgmma_bf16_m64n160k16(acc, da, db);
     else wgmma_bf16_m64n128k16(acc, da, db);
   }
 }
@@ -80,14 +82,22 @@ __device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t
 /// a tile, restarting at buffer 0 would overwrite the previous tile's last box while its store
 /// may still read it: a 128 x 192 trial stored 3 boxes of 16-bit C a tile and failed so).
 /// Scale = false (alpha = 1) leaves the accumulators unscaled.
-template <class Out, int BN, bool Scale>
+template <class Out, int BN, bool Scale, int BoxBytes = 128>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
                                                    std::uint32_t bufs, int t, int bar_id, int row0, int col0,
                                                    std::int64_t m, std::int64_t n, unsigned& seq) {
-  constexpr int box_cols = 128 / static_cast<int>(sizeof(Out));  // 64 (16-bit) or 32 (FP32)
+  static_assert(BoxBytes == 128 || BoxBytes == 64, "128-byte boxes, or 64-byte ones for 16-bit C a 64-column box does not divide");
+  constexpr int box_cols = BoxBytes / static_cast<int>(sizeof(Out));  // 64 or 32 (16-bit), 32 (FP32)
   constexpr int boxes = BN / box_cols;
+  static_assert(boxes * box_cols == BN, "the boxes tile the warpgroup's columns");
   auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
-  auto const swz = [](int row, int byte) { return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15)); };
+  // The TMA swizzle of a box row: 16-byte chunk c of row r sits at chunk c ^ (r % 8) of a
+  // 128-byte row, or c ^ ((r / 2) % 4) of a 64-byte one (the 8 rows one warp store touches
+  // land in 8 different 16-byte bank groups either way).
+  auto const swz = [](int row, int byte) {
+    if constexpr (BoxBytes == 128) return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));
+    else return row * 64 + ((((byte >> 4) ^ ((row >> 1) & 3)) << 4) | (byte & 15));
+  };
 #pragma unroll
   for (int bx = 0; bx < boxes; ++bx) {
     std::uint32_t const buf = bufs + (seq++ % epi_bufs) * epi_box_bytes;
@@ -291,8 +301,13 @@ struct pp_config {
   static constexpr int stages = (232448 - 1152 - 1024 - epi_bytes) / stage_bytes;       // 6 at BN = 128
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
 };
-static_assert(pp_config<192>::b_half_bytes % 1024 == 0, "B halves must be whole 128-byte-swizzle atoms");
-static_assert(pp_config<192>::smem_bytes <= 232448 - 1152, "stages + staging + alignment + static barriers fit 227 KB");
+static_assert(pp_config<192>::b_half_bytes % 1024 == 0 && pp_config<160>::b_half_bytes % 1024 == 0,
+              "B halves must be whole 128-byte-swizzle atoms");
+static_assert(pp_config<192>::smem_bytes <= 232448 - 1152 && pp_config<160>::smem_bytes <= 232448 - 1152,
+              "stages + staging + alignment + static barriers fit 227 KB");
+/// The 16-bit C box row of a pingpong tile: 128 bytes (64 columns) where they divide BN, else 64.
+template <int BN>
+constexpr int pp_box_bytes16 = BN % 64 == 0 ? 128 : 64;
 
 template <class In, int BN>
 __global__ void __launch_bounds__(threads, 1)
@@ -416,11 +431,11 @@ __global__ void __launch_bounds__(threads, 1)
           }
         } else {
           if (scale) {
-            tma_store_epilogue<In, BN, true>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-            tma_store_epilogue<In, BN, true>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<In, BN, true, pp_box_bytes16<BN>>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<In, BN, true, pp_box_bytes16<BN>>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
           } else {
-            tma_store_epilogue<In, BN, false>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-            tma_store_epilogue<In, BN, false>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<In, BN, false, pp_box_bytes16<BN>>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
+            tma_store_epilogue<In, BN, false, pp_box_bytes16<BN>>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
           }
         }
       } else {
@@ -514,7 +529,7 @@ void launch_pp(problem const& p, cudaStream_t st) {
   bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
                          (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
   std::memset(&tc, 0, sizeof tc);
-  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows);
+  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, p.c_f32 ? 128 : pp_box_bytes16<BN>);
   auto kernel = pingpong_kernel<In, BN>;
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(pp_config<BN>::smem_bytes)));
@@ -533,7 +548,8 @@ std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 
 template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return cluster_pick(m, n, k, max_active_clusters<In, 256>(), pp_max_active_clusters<In, 192>(), current_cluster_family());
+  return cluster_pick(m, n, k, max_active_clusters<In, 256>(), pp_max_active_clusters<In, 192>(),
+                      pp_max_active_clusters<In, 160>(), current_cluster_family());
 }
 }  // namespace
 
@@ -550,11 +566,12 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::coop_128x256: launch_cl<In, 256>(p, st, max_active_clusters<In, 256>()); break;
     case cluster_tile::coop_128x128: launch_cl<In, 128>(p, st, max_active_clusters<In, 128>()); break;
     case cluster_tile::pingpong_128x192: launch_pp<In, 192>(p, st); break;
+    case cluster_tile::pingpong_128x160: launch_pp<In, 160>(p, st); break;
   }
 }
 
 std::size_t smem_cluster() {
-  return std::max({cl_config<256>::smem_bytes, cl_config<128>::smem_bytes, pp_config<192>::smem_bytes});
+  return std::max({cl_config<256>::smem_bytes, cl_config<128>::smem_bytes, pp_config<192>::smem_bytes, pp_config<160>::smem_bytes});
 }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);
