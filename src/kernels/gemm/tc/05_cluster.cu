@@ -142,6 +142,104 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
     }
   }
 }
+/// What both of rung 6's kernels derive from the problem: the tiles (BN wide) over pairs of M
+/// tiles, the cluster's place in the persistent grid, and the grouped order over cluster rows
+/// (runs of 8 pairs = 2048 rows of A, as rung 5).
+template <int BN>
+struct cl_grid {
+  int tiles_m, tiles_n, ctiles_m, ctiles, nk, cluster, clusters;
+  unsigned rank;
+  __device__ explicit cl_grid(problem const& p)
+      : tiles_m(static_cast<int>((p.m + bm - 1) / bm)),
+        tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
+        ctiles_m((tiles_m + 1) / 2),
+        ctiles(ctiles_m * tiles_n),
+        nk(static_cast<int>((p.k + bk - 1) / bk)),
+        cluster(static_cast<int>(blockIdx.x) / cluster_size),
+        clusters(static_cast<int>(gridDim.x) / cluster_size),
+        rank(cluster_ctarank()) {}
+  /// This CTA's tile of cluster tile `ct`; false when its M tile lies past m (odd tiles_m: the
+  /// last pair's second tile), which is then neither loaded nor computed nor stored.
+  __device__ bool tile(int ct, int& tm, int& tn) const {
+    int ctm;
+    grouped_tile(ct, ctiles_m, tiles_n, 8, ctm, tn);
+    tm = 2 * ctm + static_cast<int>(rank);
+    return tm < tiles_m;
+  }
+};
+
+/// Initialises the slot barriers (full: the producer's arrival plus the bytes; empty: `releases`
+/// consumer-warp arrivals from both CTAs) and syncs the cluster, so that no multicast or remote
+/// arrival reaches an uninitialised barrier.
+template <int Stages>
+__device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::uint64_t (&empty)[Stages], unsigned releases) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], releases);
+    }
+    mbar_fence_init();
+  }
+  cluster_sync_all();
+}
+
+/// The producer thread of either kernel: for each of the cluster's tiles in order and each
+/// k-block, waits until the slot is free in both CTAs, then loads this CTA's A rows and its half
+/// of B's rows, multicast into both CTAs. No box is issued wholly outside its tensor: A past m
+/// is not loaded (the tile is not computed), B's second half past n is not loaded (its columns
+/// are never stored; the wgmma reads stale shared memory there, which only reaches those
+/// columns). Both CTAs agree on b_halves, so each full barrier expects exactly the bytes that
+/// arrive.
+template <class Cfg, int BN>
+__device__ __forceinline__ void produce(cl_grid<BN> const& g, problem const& p, CUtensorMap const* tmap_a,
+                                        CUtensorMap const* tmap_b, std::uint32_t base, std::uint64_t* full,
+                                        std::uint64_t* empty) {
+  int s = 0;
+  unsigned phase = 0;
+  for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
+    int tm, tn;
+    bool const live = g.tile(ct, tm, tn);
+    int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
+    unsigned const bytes = (live ? Cfg::a_bytes : 0) + b_halves * Cfg::b_half_bytes;
+    for (int kb = 0; kb < g.nk; ++kb) {
+      mbar_wait(&empty[s], phase ^ 1);  // our slot AND the peer's are free
+      std::uint32_t const sa = base + s * Cfg::stage_bytes, sb = sa + Cfg::a_bytes;
+      mbar_arrive_expect_tx(&full[s], bytes);
+      if (live) tma_load_2d(sa, tmap_a, &full[s], kb * bk, tm * bm);
+      if (static_cast<int>(g.rank) < b_halves)
+        tma_load_2d_multicast(sb + g.rank * Cfg::b_half_bytes, tmap_b, &full[s], kb * bk,
+                              tn * BN + static_cast<int>(g.rank) * (BN / 2), (1u << cluster_size) - 1u);
+      if (++s == Cfg::stages) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+  }
+}
+
+/// Stores one warpgroup's 64 x BN accumulators at (row0, col0): through the staging buffers and
+/// TMA (16-bit C in boxes of Box16 bytes a row, FP32 in 128), alpha applied unless it is 1; or,
+/// where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
+template <class In, int BN, int Box16 = 128>
+__device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
+                                           void const* tmap_c, std::uint32_t bufs, int t, int bar_id, int row0,
+                                           int col0, unsigned& seq) {
+  if (tma_store) {
+    bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
+    if (p.c_f32) {
+      if (scale) tma_store_epilogue<float, BN, true>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<float, BN, false>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+    } else {
+      if (scale) tma_store_epilogue<In, BN, true, Box16>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<In, BN, false, Box16>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < BN / 2; r += 2)
+      store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r],
+                     acc[r + 1]);
+  }
+}
 #endif
 
 template <class In, int BN>
@@ -151,60 +249,17 @@ __global__ void __launch_bounds__(threads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = cl_config<BN>;
   constexpr int stages = cfg::stages;
-  constexpr int group_m = 8;  // grouped order over cluster rows: 8 x 256 = 2048 rows of A, as rung 5
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  unsigned const rank = cluster_ctarank();
-  int const tiles_m = static_cast<int>((p.m + bm - 1) / bm);
-  int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
-  int const ctiles_m = (tiles_m + 1) / 2;  // cluster rows: 2 M tiles each
-  int const ctiles = ctiles_m * tiles_n;
-  int const nk = static_cast<int>((p.k + bk - 1) / bk);
-  int const cluster = static_cast<int>(blockIdx.x) / cluster_size, clusters = static_cast<int>(gridDim.x) / cluster_size;
+  cl_grid<BN> const g(p);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-
-  if (tid == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 8 * cluster_size);  // every consumer warp of both CTAs
-    }
-    mbar_fence_init();
-  }
-  cluster_sync_all();  // both CTAs' barriers exist before any multicast or remote arrival
+  init_slots(full, empty, 8 * cluster_size);  // every consumer warp of both CTAs releases a slot
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
-    if (t == 0) {
-      int s = 0;
-      unsigned phase = 0;
-      for (int ct = cluster; ct < ctiles; ct += clusters) {
-        int ctm, tn;
-        grouped_tile(ct, ctiles_m, tiles_n, group_m, ctm, tn);
-        int const tm = 2 * ctm + static_cast<int>(rank);
-        bool const live = tm < tiles_m;  // odd tiles_m: the last pair's second tile is past m
-        // No box is issued wholly outside its tensor: A past m is not loaded (the tile is not
-        // computed), B's second half past n is not loaded (its columns are never stored; the
-        // wgmma reads stale shared memory there, which only reaches those columns). Both CTAs
-        // agree on b_halves, so each full barrier expects exactly the bytes that arrive.
-        int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
-        unsigned const bytes = (live ? cfg::a_bytes : 0) + b_halves * cfg::b_half_bytes;
-        for (int kb = 0; kb < nk; ++kb) {
-          mbar_wait(&empty[s], phase ^ 1);       // our slot AND the peer's are free
-          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
-          mbar_arrive_expect_tx(&full[s], bytes);
-          if (live) tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * bm);
-          if (static_cast<int>(rank) < b_halves)
-            tma_load_2d_multicast(sb + rank * cfg::b_half_bytes, &tmap_b, &full[s], kb * bk,
-                                  tn * BN + static_cast<int>(rank) * (BN / 2), (1u << cluster_size) - 1u);
-          if (++s == stages) {
-            s = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
+    if (t == 0) produce<cfg>(g, p, &tmap_a, &tmap_b, base, full, empty);
   } else {
     setmaxnreg_inc<232>();
     int const c = wg - 1;  // rows c*64 .. c*64+63 of each tile
@@ -216,15 +271,13 @@ __global__ void __launch_bounds__(threads, 1)
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
-    for (int ct = cluster; ct < ctiles; ct += clusters) {
-      int ctm, tn;
-      grouped_tile(ct, ctiles_m, tiles_n, group_m, ctm, tn);
-      int const tm = 2 * ctm + static_cast<int>(rank);
-      bool const live = tm < tiles_m;
+    for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
+      int tm, tn;
+      bool const live = g.tile(ct, tm, tn);
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       int prev = -1;
-      for (int kb = 0; kb < nk; ++kb) {
+      for (int kb = 0; kb < g.nk; ++kb) {
         mbar_wait(&full[s], phase);
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes + c * 64 * 128;
@@ -248,23 +301,8 @@ __global__ void __launch_bounds__(threads, 1)
       fence_regs(acc);
       if (prev >= 0) release(prev);
       if (!live) continue;
-      int const row0 = tm * bm + c * 64, col0 = tn * BN;
-      if (tma_store) {
-        std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
-        bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
-        if (p.c_f32) {
-          if (scale) tma_store_epilogue<float, BN, true>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-          else tma_store_epilogue<float, BN, false>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-        } else {
-          if (scale) tma_store_epilogue<In, BN, true>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-          else tma_store_epilogue<In, BN, false>(acc, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-        }
-      } else {
-#pragma unroll
-        for (int r = 0; r < BN / 2; r += 2)
-          store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r],
-                         acc[r + 1]);
-      }
+      store_rows<In, BN>(acc, p, tma_store != 0, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c,
+                         tm * bm + c * 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();  // this warpgroup's stores are complete before the CTA may exit
   }
@@ -316,57 +354,18 @@ __global__ void __launch_bounds__(threads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = pp_config<BN>;
   constexpr int stages = cfg::stages;
-  constexpr int group_m = 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  unsigned const rank = cluster_ctarank();
-  int const tiles_m = static_cast<int>((p.m + bm - 1) / bm);
-  int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
-  int const ctiles_m = (tiles_m + 1) / 2;
-  int const ctiles = ctiles_m * tiles_n;
-  int const nk = static_cast<int>((p.k + bk - 1) / bk);
-  int const cluster = static_cast<int>(blockIdx.x) / cluster_size, clusters = static_cast<int>(gridDim.x) / cluster_size;
-  int const jobs = cluster < ctiles ? (ctiles - cluster + clusters - 1) / clusters : 0;  // tiles of this CTA
+  cl_grid<BN> const g(p);
+  int const jobs = g.cluster < g.ctiles ? (g.ctiles - g.cluster + g.clusters - 1) / g.clusters : 0;  // tiles of this CTA
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-
-  if (tid == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 4 * cluster_size);  // the owning warpgroup's warps in both CTAs
-    }
-    mbar_fence_init();
-  }
-  cluster_sync_all();
+  init_slots(full, empty, 4 * cluster_size);  // the owning warpgroup's warps in both CTAs
 
   if (wg == 0) {
     setmaxnreg_dec<24>();  // 24 + 2 x 240 registers a thread: 192 accumulators and no spills
-    if (t == 0) {
-      int s = 0;
-      unsigned phase = 0;
-      for (int g = 0; g < jobs; ++g) {
-        int ctm, tn;
-        grouped_tile(cluster + g * clusters, ctiles_m, tiles_n, group_m, ctm, tn);
-        int const tm = 2 * ctm + static_cast<int>(rank);
-        bool const live = tm < tiles_m;
-        int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
-        unsigned const bytes = (live ? cfg::a_bytes : 0) + b_halves * cfg::b_half_bytes;
-        for (int kb = 0; kb < nk; ++kb) {
-          mbar_wait(&empty[s], phase ^ 1);
-          std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
-          mbar_arrive_expect_tx(&full[s], bytes);
-          if (live) tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * bm);
-          if (static_cast<int>(rank) < b_halves)
-            tma_load_2d_multicast(sb + rank * cfg::b_half_bytes, &tmap_b, &full[s], kb * bk,
-                                  tn * BN + static_cast<int>(rank) * (BN / 2), (1u << cluster_size) - 1u);
-          if (++s == stages) {
-            s = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
+    if (t == 0) produce<cfg>(g, p, &tmap_a, &tmap_b, base, full, empty);
   } else {
     setmaxnreg_inc<240>();
     int const c = wg - 1;
@@ -376,19 +375,17 @@ __global__ void __launch_bounds__(threads, 1)
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
-    for (int g = c; g < jobs; g += 2) {
-      int ctm, tn;
-      grouped_tile(cluster + g * clusters, ctiles_m, tiles_n, group_m, ctm, tn);
-      int const tm = 2 * ctm + static_cast<int>(rank);
-      bool const live = tm < tiles_m;
-      if (g > 0) named_bar_sync(3 + c, 256);  // the other warpgroup has issued tile g - 1
+    for (int j = c; j < jobs; j += 2) {
+      int tm, tn;
+      bool const live = g.tile(g.cluster + j * g.clusters, tm, tn);
+      if (j > 0) named_bar_sync(3 + c, 256);  // the other warpgroup has issued tile j - 1
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc0[i] = acc1[i] = 0.f;
-      std::int64_t const u0 = static_cast<std::int64_t>(g) * nk;
+      std::int64_t const u0 = static_cast<std::int64_t>(j) * g.nk;  // the CTA's k-blocks before this tile
       int s = static_cast<int>(u0 % stages);
       unsigned phase = static_cast<unsigned>(u0 / stages) & 1u;
       int prev = -1;
-      for (int kb = 0; kb < nk; ++kb) {
+      for (int kb = 0; kb < g.nk; ++kb) {
         mbar_wait(&full[s], phase);
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
@@ -411,41 +408,15 @@ __global__ void __launch_bounds__(threads, 1)
           phase ^= 1;
         }
       }
-      if (g + 1 < jobs) named_bar_arrive(3 + (1 - c), 256);  // the tensor cores are the other's
+      if (j + 1 < jobs) named_bar_arrive(3 + (1 - c), 256);  // the tensor cores are the other's
       wgmma_wait<0>();
       fence_regs(acc0);
       fence_regs(acc1);
       if (prev >= 0) release(prev);
       if (!live) continue;
-      int const row0 = tm * bm, col0 = tn * BN;
-      if (tma_store) {
-        std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
-        bool const scale = p.alpha != 1.f;
-        if (p.c_f32) {
-          if (scale) {
-            tma_store_epilogue<float, BN, true>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-            tma_store_epilogue<float, BN, true>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
-          } else {
-            tma_store_epilogue<float, BN, false>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-            tma_store_epilogue<float, BN, false>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
-          }
-        } else {
-          if (scale) {
-            tma_store_epilogue<In, BN, true, pp_box_bytes16<BN>>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-            tma_store_epilogue<In, BN, true, pp_box_bytes16<BN>>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
-          } else {
-            tma_store_epilogue<In, BN, false, pp_box_bytes16<BN>>(acc0, p.alpha, &tmap_c, bufs, t, 1 + c, row0, col0, p.m, p.n, epi_seq);
-            tma_store_epilogue<In, BN, false, pp_box_bytes16<BN>>(acc1, p.alpha, &tmap_c, bufs, t, 1 + c, row0 + 64, col0, p.m, p.n, epi_seq);
-          }
-        }
-      } else {
-#pragma unroll
-        for (int r = 0; r < BN / 2; r += 2) {
-          store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc0[r], acc0[r + 1]);
-          store_pair<In>(p, static_cast<std::int64_t>(row0) + 64 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc1[r],
-                         acc1[r + 1]);
-        }
-      }
+      std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
+      store_rows<In, BN, pp_box_bytes16<BN>>(acc0, p, tma_store != 0, &tmap_c, bufs, t, 1 + c, tm * bm, tn * BN, epi_seq);
+      store_rows<In, BN, pp_box_bytes16<BN>>(acc1, p, tma_store != 0, &tmap_c, bufs, t, 1 + c, tm * bm + 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();
   }
