@@ -25,6 +25,11 @@
 // the other buffer's store may still be in flight). TMA clips the boxes at the matrix edges.
 // beta != 0 (C must be read) or a C that TMA cannot address (base not 16-byte aligned, ldc
 // bytes not a multiple of 16) takes rung 5's register epilogue in the same kernel.
+//
+// Two kernels share all of the above (session 13, docs/tc-gemm.md): the cooperative one, whose
+// two consumer warpgroups split each tile (64 x BN each), and the pingpong one, whose consumer
+// warpgroups own whole 128 x BN tiles in turn (below, before its kernel). cluster_plan.hpp
+// decides which runs for a shape.
 #include <cuda.h>
 
 #include <algorithm>
