@@ -382,10 +382,7 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
                              : v == "pingpong192" ? cluster_family::pingpong192
                              : v == "pingpong160" ? cluster_family::pingpong160
                                                   : cluster_family::automatic;
-    struct scope {
-      explicit scope(cluster_family k) { memlab::detail::gemm_tc::set_cluster_family(k); }
-      ~scope() { memlab::detail::gemm_tc::set_cluster_family(cluster_family::automatic); }
-    } const forced(f);
+    memlab::detail::gemm_tc::cluster_family_scope const forced(f);
     run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
   };
   using namespace memlab::bench;

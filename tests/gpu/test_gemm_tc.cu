@@ -207,12 +207,7 @@ MEMLAB_TC_RUNG_TESTS(Cluster, gemm_tc_rung::cluster)
 // Rung 6 has two kernels (cluster_plan.hpp): each of its batteries below runs with the rule's
 // choice and with each kernel forced, so both see every case whatever the rule picks.
 using memlab::detail::gemm_tc::cluster_family;
-struct family_scope {
-  explicit family_scope(cluster_family f) { memlab::detail::gemm_tc::set_cluster_family(f); }
-  ~family_scope() { memlab::detail::gemm_tc::set_cluster_family(cluster_family::automatic); }
-  family_scope(family_scope const&) = delete;
-  family_scope& operator=(family_scope const&) = delete;
-};
+using family_scope = memlab::detail::gemm_tc::cluster_family_scope;
 #define MEMLAB_TC_CLUSTER_FAMILY_TESTS(name, family, body)                                                        \
   TEST(GemmTc, name##_bf16) { family_scope const f(family); body<__nv_bfloat16, __nv_bfloat16>(); }            \
   TEST(GemmTc, name##_bf16_f32out) { family_scope const f(family); body<__nv_bfloat16, float>(); }             \
@@ -252,10 +247,7 @@ void run_cluster_edges() {
     if (!skipped.empty()) GTEST_SKIP() << skipped;
   }
 }
-TEST(GemmTc, ClusterEdges_bf16) { run_cluster_edges<__nv_bfloat16, __nv_bfloat16>(); }
-TEST(GemmTc, ClusterEdges_bf16_f32out) { run_cluster_edges<__nv_bfloat16, float>(); }
-TEST(GemmTc, ClusterEdges_f16) { run_cluster_edges<__half, __half>(); }
-TEST(GemmTc, ClusterEdges_f16_f32out) { run_cluster_edges<__half, float>(); }
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterEdges, cluster_family::automatic, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEdges, cluster_family::cooperative, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong192, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160Edges, cluster_family::pingpong160, run_cluster_edges)
@@ -336,10 +328,7 @@ void run_cluster_epilogue_walk() {
   check_many_tiles<In, Out>(gemm_tc_rung::cluster, 384, 17408, 136, -1.5f);   // odd tile rows: tiles past m; alpha
   check_many_tiles<In, Out>(gemm_tc_rung::cluster, 256, 10240, 72, 0.75f);    // 40 pairs: 128 x 128 tiles
 }
-TEST(GemmTc, ClusterEpilogueWalk_bf16) { run_cluster_epilogue_walk<__nv_bfloat16, __nv_bfloat16>(); }
-TEST(GemmTc, ClusterEpilogueWalk_bf16_f32out) { run_cluster_epilogue_walk<__nv_bfloat16, float>(); }
-TEST(GemmTc, ClusterEpilogueWalk_f16) { run_cluster_epilogue_walk<__half, __half>(); }
-TEST(GemmTc, ClusterEpilogueWalk_f16_f32out) { run_cluster_epilogue_walk<__half, float>(); }
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterEpilogueWalk, cluster_family::automatic, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::cooperative, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong192, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::pingpong160, run_cluster_epilogue_walk)

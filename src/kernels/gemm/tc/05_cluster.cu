@@ -431,21 +431,33 @@ __global__ void __launch_bounds__(threads, 1)
 #endif
 }
 
-template <int BN>
-cudaLaunchConfig_t launch_config(cudaLaunchAttribute* attr, unsigned grid, cudaStream_t st) {
-  return cluster_launch_config(attr, cluster_size, grid, threads, cl_config<BN>::smem_bytes, st);
-}
-
-/// How many clusters of this kernel the device runs at once (cached per device): the
-/// persistent grid, since a GPC may not hold an even number of free SMs.
+/// One of rung 6's kernels and what its launch needs: the kernel, its configuration (dynamic
+/// shared memory) and the row bytes of its 16-bit C boxes (FP32 C always takes 128).
+template <class In, int BN, bool Pingpong>
+struct rung6 {
+  using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BN>>;
+  static constexpr int box16 = Pingpong ? pp_box_bytes16<BN> : 128;
+  static auto kernel() {
+    if constexpr (Pingpong) return pingpong_kernel<In, BN>;
+    else return cluster_kernel<In, BN>;
+  }
+};
 template <class In, int BN>
+using cooperative = rung6<In, BN, false>;
+template <class In, int BN>
+using pingpong = rung6<In, BN, true>;
+
+/// How many clusters of kernel K the device runs at once (cached per device): the persistent
+/// grid, since a GPC may not hold an even number of free SMs. Also where K's dynamic shared
+/// memory limit is raised (once per device, before any launch of K).
+template <class K>
 int max_active_clusters() {
   return memlab::detail::per_device([] {
-    auto kernel = cluster_kernel<In, BN>;
+    auto kernel = K::kernel();
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(cl_config<BN>::smem_bytes)));
+                                           static_cast<int>(K::cfg::smem_bytes)));
     cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t const cfg = launch_config<BN>(attr, cluster_size, nullptr);
+    cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, cluster_size, threads, K::cfg::smem_bytes, nullptr);
     int n = 0;
     MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
     if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
@@ -453,8 +465,10 @@ int max_active_clusters() {
   });
 }
 
-template <class In, int BN>
-void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
+/// Launches kernel K (tiles 128 x BN in pairs along M) over min(cluster tiles, max active
+/// clusters) clusters: A's and half of B's tensor maps, C's for the TMA store where C allows it.
+template <class In, int BN, class K>
+void launch(problem const& p, cudaStream_t st) {
   std::int64_t const ctiles = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + BN - 1) / BN);
   MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<In, __half>;
@@ -465,54 +479,14 @@ void launch_cl(problem const& p, cudaStream_t st, int clusters_max) {
   bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
                          (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
   std::memset(&tc, 0, sizeof tc);
-  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows);
-  auto kernel = cluster_kernel<In, BN>;
+  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, p.c_f32 ? 128 : K::box16);
+  auto kernel = K::kernel();
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(cl_config<BN>::smem_bytes)));
-  std::int64_t const clusters = std::min<std::int64_t>(ctiles, clusters_max);
-  cudaLaunchAttribute attr[1];
-  cudaLaunchConfig_t const cfg = launch_config<BN>(attr, static_cast<unsigned>(clusters * cluster_size), st);
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
-  MEMLAB_CHECK_LAUNCH();
-}
-
-
-template <class In, int BN>
-int pp_max_active_clusters() {
-  return memlab::detail::per_device([] {
-    auto kernel = pingpong_kernel<In, BN>;
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(pp_config<BN>::smem_bytes)));
-    cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t const cfg =
-        cluster_launch_config(attr, cluster_size, cluster_size, threads, pp_config<BN>::smem_bytes, nullptr);
-    int n = 0;
-    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
-    if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 pingpong blocks fits on this device");
-    return n;
-  });
-}
-
-template <class In, int BN>
-void launch_pp(problem const& p, cudaStream_t st) {
-  std::int64_t const ctiles = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + BN - 1) / BN);
-  MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
-  bool const f16 = std::is_same_v<In, __half>;
-  CUtensorMap ta, tb, tc;
-  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
-  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN / 2);
-  std::size_t const out_bytes = p.c_f32 ? 4 : 2;
-  bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
-                         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
-  std::memset(&tc, 0, sizeof tc);
-  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, p.c_f32 ? 128 : pp_box_bytes16<BN>);
-  auto kernel = pingpong_kernel<In, BN>;
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(pp_config<BN>::smem_bytes)));
-  std::int64_t const clusters = std::min<std::int64_t>(ctiles, pp_max_active_clusters<In, BN>());
+                                         static_cast<int>(K::cfg::smem_bytes)));
+  std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
-                                                       threads, pp_config<BN>::smem_bytes, st);
+                                                       threads, K::cfg::smem_bytes, st);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }
@@ -524,8 +498,8 @@ std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 
 template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return cluster_pick(m, n, k, max_active_clusters<In, 256>(), pp_max_active_clusters<In, 192>(),
-                      pp_max_active_clusters<In, 160>(), current_cluster_family());
+  return cluster_pick(m, n, k, max_active_clusters<cooperative<In, 256>>(), max_active_clusters<pingpong<In, 192>>(),
+                      max_active_clusters<pingpong<In, 160>>(), current_cluster_family());
 }
 }  // namespace
 
@@ -539,10 +513,10 @@ std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::i
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
   switch (pick<In>(p.m, p.n, p.k)) {
-    case cluster_tile::coop_128x256: launch_cl<In, 256>(p, st, max_active_clusters<In, 256>()); break;
-    case cluster_tile::coop_128x128: launch_cl<In, 128>(p, st, max_active_clusters<In, 128>()); break;
-    case cluster_tile::pingpong_128x192: launch_pp<In, 192>(p, st); break;
-    case cluster_tile::pingpong_128x160: launch_pp<In, 160>(p, st); break;
+    case cluster_tile::coop_128x256: launch<In, 256, cooperative<In, 256>>(p, st); break;
+    case cluster_tile::coop_128x128: launch<In, 128, cooperative<In, 128>>(p, st); break;
+    case cluster_tile::pingpong_128x192: launch<In, 192, pingpong<In, 192>>(p, st); break;
+    case cluster_tile::pingpong_128x160: launch<In, 160, pingpong<In, 160>>(p, st); break;
   }
 }
 

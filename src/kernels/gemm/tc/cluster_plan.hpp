@@ -70,6 +70,16 @@ inline char const* cluster_tile_name(cluster_tile t) {
 void set_cluster_family(cluster_family k);
 cluster_family current_cluster_family();
 
+/// set_cluster_family(k) for the scope's lifetime, then the rule again (the GPU tests,
+/// gemm.tc_cluster_kernels).
+class cluster_family_scope {
+ public:
+  explicit cluster_family_scope(cluster_family k) { set_cluster_family(k); }
+  ~cluster_family_scope() { set_cluster_family(cluster_family::automatic); }
+  cluster_family_scope(cluster_family_scope const&) = delete;
+  cluster_family_scope& operator=(cluster_family_scope const&) = delete;
+};
+
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows).
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k);
 
