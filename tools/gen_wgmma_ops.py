@@ -2,7 +2,8 @@
 """Writes src/kernels/gemm/tc/wgmma_ops.cuh: one inline-asm wrapper per wgmma shape.
 
 wgmma names every accumulator register in its operand list, so each N needs its own asm
-string; generating them keeps the 64/128/160/192/256 variants identical but for the count.
+string; generating them keeps the variants (N in SHAPES) identical but for the count; wgmma_k16<In, N>
+names the one for an input type and width.
 Run from the repository root: python3 tools/gen_wgmma_ops.py
 """
 import pathlib
@@ -12,7 +13,10 @@ HEAD = """#pragma once
 // accumulators, A and B both from shared memory (K-major, descriptors from make_smem_desc),
 // D += A * B (scale-d 1, no negation, no transposes). Only valid inside
 // #if defined(__CUDA_ARCH_FEAT_SM90_ALL) regions.
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <type_traits>
 
 namespace memlab::detail::gemm_tc {
 """
@@ -33,10 +37,28 @@ def op(n, ptx_type, name):
     lines.append("}")
     return "\n".join(lines) + "\n"
 
+SHAPES = (64, 128, 152, 160, 192, 256)
+
+def dispatch():
+    lines = ["/// D (64 x N, FP32) += A (64 x 16) * B (16 x N) for In = __half or __nv_bfloat16.",
+             "template <class In, int N>",
+             "__device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b) {",
+             "  constexpr bool f16 = std::is_same_v<In, __half>;"]
+    for i, n in enumerate(SHAPES):
+        kw = "if" if i == 0 else "else if"
+        lines.append(f"  {kw} constexpr (N == {n}) {{")
+        lines.append(f"    if constexpr (f16) wgmma_f16_m64n{n}k16(d, desc_a, desc_b);")
+        lines.append(f"    else wgmma_bf16_m64n{n}k16(d, desc_a, desc_b);")
+        lines.append("  }")
+    lines.append("  else static_assert(N == 0, \"no wgmma wrapper of this width: add it to tools/gen_wgmma_ops.py\");")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
 body = HEAD
-for n in (64, 128, 160, 192, 256):
+for n in SHAPES:
     body += "\n" + op(n, "bf16", "wgmma_bf16")
     body += "\n" + op(n, "f16", "wgmma_f16")
+body += "\n" + dispatch()
 body += "\n}  // namespace memlab::detail::gemm_tc\n"
 out = pathlib.Path("src/kernels/gemm/tc/wgmma_ops.cuh")
 out.write_text(body)

@@ -369,33 +369,35 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
   e.description = "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "pingpong192", "pingpong160"}, {"auto", "pingpong160"}),
+  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "cooperative256", "pingpong192", "pingpong160"},
+                                         {"auto", "cooperative256", "pingpong160"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape",
-                                       {"4096", "8192", "4097", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096",
-                                        "16384x4096x4096"},
+                                       {"4096", "8192", "4097", "3072", "3000x5000x2000", "8192x8192x1024",
+                                        "4096x11008x4096", "16384x4096x4096"},
                                        {"1024"})};
   e.body = [](memlab::bench::state& s) {
     using memlab::detail::gemm_tc::cluster_family;
     std::string const v = s.variant();
-    cluster_family const f = v == "cooperative"   ? cluster_family::cooperative
-                             : v == "pingpong192" ? cluster_family::pingpong192
-                             : v == "pingpong160" ? cluster_family::pingpong160
-                                                  : cluster_family::automatic;
+    cluster_family const f = v == "cooperative"      ? cluster_family::cooperative
+                             : v == "cooperative256" ? cluster_family::cooperative256
+                             : v == "pingpong192"    ? cluster_family::pingpong192
+                             : v == "pingpong160"    ? cluster_family::pingpong160
+                                                     : cluster_family::automatic;
     memlab::detail::gemm_tc::cluster_family_scope const forced(f);
     run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "",
-                  "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, or the pingpong "
-                  "kernel at 128x192 or 128x160 a warpgroup");
+                  "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, the cooperative "
+                  "256x152 kernel (128x152 a warpgroup), or the pingpong kernel at 128x192 or 128x160 a warpgroup");
   e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
   e.describe_axis("shape", "", "n (a cube) or m x n x k, as gemm.tc_ladder");
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
-  e.headline = best_row("Does the rule pick rung 6's fastest kernel at 4096x11008x4096?",
-                        {{"shape", {"4096x11008x4096"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
-  e.prose = {"Rung 6 of the tensor-core ladder has a cooperative kernel (both consumer warpgroups share a tile and "
-             "store it together) and pingpong kernels (each warpgroup owns whole tiles; one stores C while the other "
+  e.headline = best_row("Does the rule pick rung 6's fastest kernel at 3000x5000x2000?",
+                        {{"shape", {"3000x5000x2000"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Rung 6 of the tensor-core ladder has cooperative kernels (both consumer warpgroups share a tile, "
+             "128x256 or 256x152, and store it together) and pingpong kernels (each warpgroup owns whole tiles; one stores C while the other "
              "multiplies). A count of k-block times per cluster picks one per shape; here each runs forced, every row "
              "paired with cuBLAS, and the auto row names the kernel the rule took (extra.kernel).",
              "The rule should pick the fastest kernel, or one within noise of it, at every shape.", ""};

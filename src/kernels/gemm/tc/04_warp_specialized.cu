@@ -61,15 +61,7 @@ struct ws_config {
 template <class In, int BN>
 __device__ __forceinline__ void wgmma_tile_k16(float (&acc)[BN / 2], std::uint64_t da, std::uint64_t db) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr (std::is_same_v<In, __half>) {
-    if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
-    else if constexpr (BN == 128) wgmma_f16_m64n128k16(acc, da, db);
-    else wgmma_f16_m64n64k16(acc, da, db);
-  } else {
-    if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
-    else if constexpr (BN == 128) wgmma_bf16_m64n128k16(acc, da, db);
-    else wgmma_bf16_m64n64k16(acc, da, db);
-  }
+  wgmma_k16<In, BN>(acc, da, db);
 #endif
 }
 

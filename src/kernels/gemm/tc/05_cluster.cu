@@ -46,73 +46,87 @@
 namespace memlab::detail::gemm_tc {
 namespace {
 
-constexpr int bm = 128, bk = 64, threads = 384, cluster_size = 2;
-constexpr int epi_rows = 64, epi_box_bytes = epi_rows * 128, epi_bufs = 2;
+constexpr int bk = 64, threads = 384, cluster_size = 2;
+constexpr int epi_rows = 64, epi_bufs = 2;
+constexpr int smem_limit = 232448 - 1152;  // Hopper's 227 KB a block, less the static barriers
 
-template <int BN>
-struct cl_config {
-  static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
+/// What a tile BM x BN takes a stage: A (BM x 64) and B (BN x 64) in 128-byte rows. The pair
+/// splits B's rows at a multiple of 8 (rank 0 the first b_rows0, rank 1 the rest), so the peer's
+/// part starts on a 1024-byte swizzle atom: the two TMA boxes then lay out exactly like one box
+/// of BN rows, the layout the wgmma descriptor describes (BN = 152: 80 + 72 rows).
+template <int BM, int BN>
+struct tile_bytes {
+  static constexpr int a_bytes = BM * bk * 2, b_bytes = BN * bk * 2;
+  static constexpr int b_rows0 = (BN / 2 + 7) / 8 * 8, b0_bytes = b_rows0 * bk * 2, b1_bytes = b_bytes - b0_bytes;
   static constexpr int stage_bytes = a_bytes + b_bytes;
-  static constexpr int stages = BN == 256 ? 4 : 6;                        // 192 KB of slots, as rung 5
-  static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;          // 32 KB: 2 buffers per consumer
-  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
+  static_assert(BN % 8 == 0 && b0_bytes % 1024 == 0 && a_bytes % 1024 == 0, "slots start on 1024-byte swizzle atoms");
 };
-// The peer's half of B must start on a 1024-byte swizzle atom: then the two TMA boxes lay out
-// exactly like one box of BN rows, the layout the wgmma descriptor describes.
-static_assert(cl_config<256>::b_half_bytes % 1024 == 0 && cl_config<128>::b_half_bytes % 1024 == 0,
-              "B halves must be whole 128-byte-swizzle atoms");
-static_assert(cl_config<256>::smem_bytes <= 232448 - 1152 && cl_config<128>::smem_bytes <= 232448 - 1152,
-              "stages + staging + alignment + static barriers fit Hopper's 227 KB per block");
+
+/// The cooperative kernel's shared memory: slots, and two staging buffers a consumer warpgroup
+/// for its C boxes (64 rows of Box16 bytes for 16-bit C, of Box32 for FP32). 128 x 256 and
+/// 128 x 128 keep 192 KB of slots (4 and 6 stages) and 128-byte boxes; 256 x 152 takes 4
+/// stages of 51 KB and so stages C in 64-byte boxes (16 KB in all).
+template <int BM, int BN>
+struct cl_config : tile_bytes<BM, BN> {
+  using tile = tile_bytes<BM, BN>;
+  static constexpr int box16 = BM == 128 ? 128 : 64, box32 = box16;
+  static constexpr int epi_buf_bytes = epi_rows * box32;
+  static constexpr int epi_bytes = 2 * epi_bufs * epi_buf_bytes;
+  static constexpr int stages = BM == 128 ? (BN == 256 ? 4 : 6) : (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;
+  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile::stage_bytes + epi_bytes + 1024;
+  static_assert(BM == 128 || BM == 256, "each consumer warpgroup computes one or two m64 blocks");
+  static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
+};
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-template <class In, int BN>
-__device__ __forceinline__ void cl_wgmma_k16(float (&acc)[BN / 2], std::uint64_t da, std::uint64_t db) {
-  if constexpr (std::is_same_v<In, __half>) {
-    if constexpr (BN == 256) wgmma_f16_m64n256k16(acc, da, db);
-    else if constexpr (BN == 192) wgmma_f16_m64n192k16(acc, da, db);
-    else if constexpr (BN == 160) wgmma_f16_m64n160k16(acc, da, db);
-    else wgmma_f16_m64n128k16(acc, da, db);
-  } else {
-    if constexpr (BN == 256) wgmma_bf16_m64n256k16(acc, da, db);
-    else if constexpr (BN == 192) wgmma_bf16_m64n192k16(acc, da, db);
-    else if constexpr (BN == 160) wgmma_bf16_m64n160k16(acc, da, db);
-    else wgmma_bf16_m64n128k16(acc, da, db);
-  }
-}
-
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
 /// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
-/// buffer seq % epi_bufs, so buffers alternate across tiles too (with an odd number of boxes
-/// a tile, restarting at buffer 0 would overwrite the previous tile's last box while its store
-/// may still read it: a 128 x 192 trial stored 3 boxes of 16-bit C a tile and failed so).
-/// Scale = false (alpha = 1) leaves the accumulators unscaled.
-template <class Out, int BN, bool Scale, int BoxBytes = 128>
+/// buffer seq % epi_bufs (buffers epi_rows x BoxBytes apart from `bufs`), so buffers alternate
+/// across tiles too (with an odd number of boxes a tile, restarting at buffer 0 would overwrite
+/// the previous tile's last box while its store may still read it: a 128 x 192 trial stored 3
+/// boxes of 16-bit C a tile and failed so). Where BoxBytes does not divide BN's row, the last
+/// BN % box_cols columns go in one more, unswizzled box through `tmap_tail` (BN = 152: 4 boxes of
+/// 32 columns + one of 24 for 16-bit C, 9 of 16 + one of 8 for FP32). Scale = false (alpha = 1)
+/// leaves the accumulators unscaled.
+template <class Out, int BN, bool Scale, int BoxBytes>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
-                                                   std::uint32_t bufs, int t, int bar_id, int row0, int col0,
-                                                   std::int64_t m, std::int64_t n, unsigned& seq) {
-  static_assert(BoxBytes == 128 || BoxBytes == 64, "128-byte boxes, or 64-byte ones for 16-bit C a 64-column box does not divide");
-  constexpr int box_cols = BoxBytes / static_cast<int>(sizeof(Out));  // 64 or 32 (16-bit), 32 (FP32)
-  constexpr int boxes = BN / box_cols;
-  static_assert(boxes * box_cols == BN, "the boxes tile the warpgroup's columns");
+                                                   void const* tmap_tail, std::uint32_t bufs, int t, int bar_id,
+                                                   int row0, int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
+  static_assert(BoxBytes == 128 || BoxBytes == 64, "128- or 64-byte swizzled boxes");
+  constexpr int box_cols = BoxBytes / static_cast<int>(sizeof(Out));  // 64 or 32 (16-bit), 32 or 16 (FP32)
+  constexpr int boxes = BN / box_cols, tail_cols = BN % box_cols;
+  constexpr int tail_bytes = tail_cols * static_cast<int>(sizeof(Out));  // a multiple of 16: BN % 8 == 0
+  constexpr int buf_bytes = epi_rows * BoxBytes;
   auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
   // The TMA swizzle of a box row: 16-byte chunk c of row r sits at chunk c ^ (r % 8) of a
   // 128-byte row, or c ^ ((r / 2) % 4) of a 64-byte one (the 8 rows one warp store touches
-  // land in 8 different 16-byte bank groups either way).
+  // land in 8 different 16-byte bank groups either way). The tail box is unswizzled: its rows,
+  // tail_bytes apart, are an odd number of 16-byte chunks for 16-bit C (8 rows, 8 bank groups)
+  // and exactly the bytes one FP32 store covers (8 rows x 32 bytes, contiguous).
   auto const swz = [](int row, int byte) {
     if constexpr (BoxBytes == 128) return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));
     else return row * 64 + ((((byte >> 4) ^ ((row >> 1) & 3)) << 4) | (byte & 15));
   };
 #pragma unroll
-  for (int bx = 0; bx < boxes; ++bx) {
-    std::uint32_t const buf = bufs + (seq++ % epi_bufs) * epi_box_bytes;
+  for (int bx = 0; bx < boxes + (tail_cols > 0 ? 1 : 0); ++bx) {
+    std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
     if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
     named_bar_sync(bar_id, 128);
     // The addresses below are recomputed each box rather than hoisted out of the caller's tile
     // loop: the pingpong kernel holds 192 accumulators here, and hoisted addresses spilled.
     int tb = t;
     asm volatile("" : "+r"(tb));
-    if constexpr (std::is_same_v<Out, float>) {
+    if (bx == boxes) {
+      // The tail: each thread's column pairs, one 4- or 8-byte store each.
+#pragma unroll
+      for (int r = 4 * (boxes * box_cols / 8); r < BN / 2; r += 2) {
+        std::uint32_t const at = buf + wgmma_acc_row(tb, r) * tail_bytes +
+                                 (wgmma_acc_col(tb, r) - boxes * box_cols) * static_cast<int>(sizeof(Out));
+        if constexpr (std::is_same_v<Out, float>) st_shared_v2_f32(at, scaled(acc[r]), scaled(acc[r + 1]));
+        else st_shared_b32(at, pack_pair<Out>(scaled(acc[r]), scaled(acc[r + 1])));
+      }
+    } else if constexpr (std::is_same_v<Out, float>) {
 #pragma unroll
       for (int jj = 0; jj < box_cols / 8; ++jj) {
 #pragma unroll
@@ -142,20 +156,20 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
     if (t == 0) {
       // A box wholly outside C is not issued; its (empty) group is still committed, so that
       // "all groups but the newest" above always means the other buffer's store.
-      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
+      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(bx == boxes ? tmap_tail : tmap_c, buf, col0 + bx * box_cols, row0);
       bulk_commit();
     }
   }
 }
-/// What both of rung 6's kernels derive from the problem: the tiles (BN wide) over pairs of M
-/// tiles, the cluster's place in the persistent grid, and the grouped order over cluster rows
-/// (runs of 8 pairs = 2048 rows of A, as rung 5).
-template <int BN>
+/// What rung 6's kernels derive from the problem: the tiles (BM x BN) over pairs of M tiles,
+/// the cluster's place in the persistent grid, and the grouped order over cluster rows (runs
+/// of 8 pairs: 2048 rows of A at BM = 128, as rung 5).
+template <int BM, int BN>
 struct cl_grid {
   int tiles_m, tiles_n, ctiles_m, ctiles, nk, cluster, clusters;
   unsigned rank;
   __device__ explicit cl_grid(problem const& p)
-      : tiles_m(static_cast<int>((p.m + bm - 1) / bm)),
+      : tiles_m(static_cast<int>((p.m + BM - 1) / BM)),
         tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
         ctiles_m((tiles_m + 1) / 2),
         ctiles(ctiles_m * tiles_n),
@@ -188,32 +202,36 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
   cluster_sync_all();
 }
 
-/// The producer thread of either kernel: for each of the cluster's tiles in order and each
-/// k-block, waits until the slot is free in both CTAs, then loads this CTA's A rows and its half
-/// of B's rows, multicast into both CTAs. No box is issued wholly outside its tensor: A past m
-/// is not loaded (the tile is not computed), B's second half past n is not loaded (its columns
-/// are never stored; the wgmma reads stale shared memory there, which only reaches those
-/// columns). Both CTAs agree on b_halves, so each full barrier expects exactly the bytes that
-/// arrive.
-template <class Cfg, int BN>
-__device__ __forceinline__ void produce(cl_grid<BN> const& g, problem const& p, CUtensorMap const* tmap_a,
-                                        CUtensorMap const* tmap_b, std::uint32_t base, std::uint64_t* full,
-                                        std::uint64_t* empty) {
+/// The producer thread of each kernel: for each of the cluster's tiles in order and each
+/// k-block, waits until the slot is free in both CTAs, then loads this CTA's A rows and its part
+/// of B's rows (rank 0 the first b_rows0 through `tmap_b0`, rank 1 the rest through `tmap_b1`),
+/// multicast into both CTAs. No box is issued wholly outside its tensor: A past m is not loaded
+/// (the tile is not computed), B's second part past n is not loaded (its columns are never
+/// stored; the wgmma reads stale shared memory there, which only reaches those columns). Both
+/// CTAs agree on b_parts, so each full barrier expects exactly the bytes that arrive.
+template <class Cfg, int BM, int BN>
+__device__ __forceinline__ void produce(cl_grid<BM, BN> const& g, problem const& p, CUtensorMap const* tmap_a,
+                                        CUtensorMap const* tmap_b0, CUtensorMap const* tmap_b1, std::uint32_t base,
+                                        std::uint64_t* full, std::uint64_t* empty) {
   int s = 0;
   unsigned phase = 0;
+  bool const second = g.rank != 0;
+  // Equal parts share one map (and the pingpong producer, at 24 registers, has none to spare for
+  // a second pointer).
+  CUtensorMap const* const tmap_b = 2 * Cfg::b_rows0 == BN || !second ? tmap_b0 : tmap_b1;
   for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
     int tm, tn;
     bool const live = g.tile(ct, tm, tn);
-    int const b_halves = tn * BN + BN / 2 < p.n ? 2 : 1;
-    unsigned const bytes = (live ? Cfg::a_bytes : 0) + b_halves * Cfg::b_half_bytes;
+    bool const both = tn * BN + Cfg::b_rows0 < p.n;  // else only rank 0's part of B
+    unsigned const bytes = (live ? Cfg::a_bytes : 0) + Cfg::b0_bytes + (both ? Cfg::b1_bytes : 0);
     for (int kb = 0; kb < g.nk; ++kb) {
       mbar_wait(&empty[s], phase ^ 1);  // our slot AND the peer's are free
       std::uint32_t const sa = base + s * Cfg::stage_bytes, sb = sa + Cfg::a_bytes;
       mbar_arrive_expect_tx(&full[s], bytes);
-      if (live) tma_load_2d(sa, tmap_a, &full[s], kb * bk, tm * bm);
-      if (static_cast<int>(g.rank) < b_halves)
-        tma_load_2d_multicast(sb + g.rank * Cfg::b_half_bytes, tmap_b, &full[s], kb * bk,
-                              tn * BN + static_cast<int>(g.rank) * (BN / 2), (1u << cluster_size) - 1u);
+      if (live) tma_load_2d(sa, tmap_a, &full[s], kb * bk, tm * BM);
+      if (!second || both)
+        tma_load_2d_multicast(sb + (second ? Cfg::b0_bytes : 0), tmap_b, &full[s], kb * bk,
+                              tn * BN + (second ? Cfg::b_rows0 : 0), (1u << cluster_size) - 1u);
       if (++s == Cfg::stages) {
         s = 0;
         phase ^= 1;
@@ -223,20 +241,20 @@ __device__ __forceinline__ void produce(cl_grid<BN> const& g, problem const& p, 
 }
 
 /// Stores one warpgroup's 64 x BN accumulators at (row0, col0): through the staging buffers and
-/// TMA (16-bit C in boxes of Box16 bytes a row, FP32 in 128), alpha applied unless it is 1; or,
+/// TMA (16-bit C in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless it is 1; or,
 /// where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
-template <class In, int BN, int Box16 = 128>
+template <class In, int BN, int Box16, int Box32>
 __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
-                                           void const* tmap_c, std::uint32_t bufs, int t, int bar_id, int row0,
-                                           int col0, unsigned& seq) {
+                                           void const* tmap_c, void const* tmap_tail, std::uint32_t bufs, int t,
+                                           int bar_id, int row0, int col0, unsigned& seq) {
   if (tma_store) {
     bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
     if (p.c_f32) {
-      if (scale) tma_store_epilogue<float, BN, true>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<float, BN, false>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      if (scale) tma_store_epilogue<float, BN, true, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<float, BN, false, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     } else {
-      if (scale) tma_store_epilogue<In, BN, true, Box16>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<In, BN, false, Box16>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      if (scale) tma_store_epilogue<In, BN, true, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<In, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     }
   } else {
 #pragma unroll
@@ -247,31 +265,37 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
 }
 #endif
 
-template <class In, int BN>
-__global__ void __launch_bounds__(threads, 1)
-    cluster_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                   const __grid_constant__ CUtensorMap tmap_c, problem p, int tma_store) {
+/// The tensor maps a rung-6 kernel takes: A (BM-row boxes), B's two parts (rank 0's b_rows0
+/// rows, rank 1's rest; the same map where the parts are equal), C and C's tail box (the same
+/// map where there is no tail) for the TMA store.
+struct cl_maps {
+  CUtensorMap a, b0, b1, c, c_tail;
+};
+
+template <class In, int BM, int BN>
+__global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using cfg = cl_config<BN>;
+  using cfg = cl_config<BM, BN>;
   constexpr int stages = cfg::stages;
+  constexpr int mw = BM / 128;  // m64 blocks a consumer warpgroup computes: its BM / 2 rows of the tile
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  cl_grid<BN> const g(p);
+  cl_grid<BM, BN> const g(p);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   init_slots(full, empty, 8 * cluster_size);  // every consumer warp of both CTAs releases a slot
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
-    if (t == 0) produce<cfg>(g, p, &tmap_a, &tmap_b, base, full, empty);
+    if (t == 0) produce<cfg>(g, p, &maps.a, &maps.b0, &maps.b1, base, full, empty);
   } else {
     setmaxnreg_inc<232>();
-    int const c = wg - 1;  // rows c*64 .. c*64+63 of each tile
+    int const c = wg - 1;  // rows c * BM / 2 .. (c + 1) * BM / 2 - 1 of each tile
     int const lane = t % 32;
     int s = 0;
     unsigned phase = 0;
-    float acc[BN / 2];
+    float acc[mw][BN / 2];
     unsigned epi_seq = 0;  // boxes this warpgroup has stored (tma_store_epilogue's buffer choice)
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
@@ -280,16 +304,22 @@ __global__ void __launch_bounds__(threads, 1)
       int tm, tn;
       bool const live = g.tile(ct, tm, tn);
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      for (int i = 0; i < mw; ++i)
+#pragma unroll
+        for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0.f;
       int prev = -1;
       for (int kb = 0; kb < g.nk; ++kb) {
         mbar_wait(&full[s], phase);
         if (live) {
-          std::uint32_t const sa = base + s * cfg::stage_bytes + c * 64 * 128;
+          std::uint32_t const sa = base + s * cfg::stage_bytes + c * (BM / 2) * 128;
           std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
           wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < bk / 16; ++kk) cl_wgmma_k16<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+          for (int kk = 0; kk < bk / 16; ++kk) {
+            std::uint64_t const db = smem_desc(sb + kk * 32);
+#pragma unroll
+            for (int i = 0; i < mw; ++i) wgmma_k16<In, BN>(acc[i], smem_desc(sa + i * 64 * 128 + kk * 32), db);
+          }
           wgmma_commit();
           wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
           if (prev >= 0) release(prev);
@@ -303,11 +333,15 @@ __global__ void __launch_bounds__(threads, 1)
         }
       }
       wgmma_wait<0>();
-      fence_regs(acc);
+#pragma unroll
+      for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
       if (prev >= 0) release(prev);
       if (!live) continue;
-      store_rows<In, BN>(acc, p, tma_store != 0, &tmap_c, epi_base + c * epi_bufs * epi_box_bytes, t, 1 + c,
-                         tm * bm + c * 64, tn * BN, epi_seq);
+#pragma unroll
+      for (int i = 0; i < mw; ++i)
+        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
+                                                   epi_base + c * epi_bufs * cfg::epi_buf_bytes, t, 1 + c,
+                                                   tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();  // this warpgroup's stores are complete before the CTA may exit
   }
@@ -337,25 +371,20 @@ __global__ void __launch_bounds__(threads, 1)
 // but the ordering makes it exact: when warpgroup c waits for use u, the fill of use u - stages
 // has been waited for already (by c itself, or by the other warpgroup before it handed over).
 template <int BN>
-struct pp_config {
-  static constexpr int a_bytes = bm * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
-  static constexpr int stage_bytes = a_bytes + b_bytes;
-  static constexpr int epi_bytes = 2 * epi_bufs * epi_box_bytes;                        // 32 KB
-  static constexpr int stages = (232448 - 1152 - 1024 - epi_bytes) / stage_bytes;       // 6 at BN = 128
-  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + epi_bytes + 1024;
+struct pp_config : tile_bytes<128, BN> {
+  using tile = tile_bytes<128, BN>;
+  /// 16-bit C boxes: 128 bytes (64 columns) where they divide BN, else 64; FP32 always 128.
+  static constexpr int box16 = BN % 64 == 0 ? 128 : 64, box32 = 128;
+  static constexpr int epi_buf_bytes = epi_rows * box32;
+  static constexpr int epi_bytes = 2 * epi_bufs * epi_buf_bytes;                            // 32 KB
+  static constexpr int stages = (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;        // 4 at 192, 5 at 160
+  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile::stage_bytes + epi_bytes + 1024;
+  static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
 };
-static_assert(pp_config<192>::b_half_bytes % 1024 == 0 && pp_config<160>::b_half_bytes % 1024 == 0,
-              "B halves must be whole 128-byte-swizzle atoms");
-static_assert(pp_config<192>::smem_bytes <= 232448 - 1152 && pp_config<160>::smem_bytes <= 232448 - 1152,
-              "stages + staging + alignment + static barriers fit 227 KB");
-/// The 16-bit C box row of a pingpong tile: 128 bytes (64 columns) where they divide BN, else 64.
-template <int BN>
-constexpr int pp_box_bytes16 = BN % 64 == 0 ? 128 : 64;
 
 template <class In, int BN>
 __global__ void __launch_bounds__(threads, 1)
-    pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                    const __grid_constant__ CUtensorMap tmap_c, problem p, int tma_store) {
+    pingpong_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = pp_config<BN>;
   constexpr int stages = cfg::stages;
@@ -363,14 +392,14 @@ __global__ void __launch_bounds__(threads, 1)
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  cl_grid<BN> const g(p);
+  cl_grid<128, BN> const g(p);
   int const jobs = g.cluster < g.ctiles ? (g.ctiles - g.cluster + g.clusters - 1) / g.clusters : 0;  // tiles of this CTA
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   init_slots(full, empty, 4 * cluster_size);  // the owning warpgroup's warps in both CTAs
 
   if (wg == 0) {
     setmaxnreg_dec<24>();  // 24 + 2 x 240 registers a thread: 192 accumulators and no spills
-    if (t == 0) produce<cfg>(g, p, &tmap_a, &tmap_b, base, full, empty);
+    if (t == 0) produce<cfg>(g, p, &maps.a, &maps.b0, &maps.b1, base, full, empty);
   } else {
     setmaxnreg_inc<240>();
     int const c = wg - 1;
@@ -398,8 +427,8 @@ __global__ void __launch_bounds__(threads, 1)
 #pragma unroll
           for (int kk = 0; kk < bk / 16; ++kk) {
             std::uint64_t const db = smem_desc(sb + kk * 32);
-            cl_wgmma_k16<In, BN>(acc0, smem_desc(sa + kk * 32), db);
-            cl_wgmma_k16<In, BN>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
+            wgmma_k16<In, BN>(acc0, smem_desc(sa + kk * 32), db);
+            wgmma_k16<In, BN>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
           }
           wgmma_commit();
           wgmma_wait<1>();
@@ -419,9 +448,11 @@ __global__ void __launch_bounds__(threads, 1)
       fence_regs(acc1);
       if (prev >= 0) release(prev);
       if (!live) continue;
-      std::uint32_t const bufs = epi_base + c * epi_bufs * epi_box_bytes;
-      store_rows<In, BN, pp_box_bytes16<BN>>(acc0, p, tma_store != 0, &tmap_c, bufs, t, 1 + c, tm * bm, tn * BN, epi_seq);
-      store_rows<In, BN, pp_box_bytes16<BN>>(acc1, p, tma_store != 0, &tmap_c, bufs, t, 1 + c, tm * bm + 64, tn * BN, epi_seq);
+      std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
+      store_rows<In, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
+                                                 tn * BN, epi_seq);
+      store_rows<In, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
+                                                 tm * 128 + 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();
   }
@@ -431,21 +462,23 @@ __global__ void __launch_bounds__(threads, 1)
 #endif
 }
 
-/// One of rung 6's kernels and what its launch needs: the kernel, its configuration (dynamic
-/// shared memory) and the row bytes of its 16-bit C boxes (FP32 C always takes 128).
-template <class In, int BN, bool Pingpong>
+/// One of rung 6's kernels and what its launch needs: the kernel, its tile (BM x BN) and its
+/// configuration (dynamic shared memory, C box row bytes).
+template <class In, int BM, int BN, bool Pingpong>
 struct rung6 {
-  using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BN>>;
-  static constexpr int box16 = Pingpong ? pp_box_bytes16<BN> : 128;
+  using in = In;
+  static constexpr int bm = BM, bn = BN;
+  using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
+  static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
   static auto kernel() {
     if constexpr (Pingpong) return pingpong_kernel<In, BN>;
-    else return cluster_kernel<In, BN>;
+    else return cluster_kernel<In, BM, BN>;
   }
 };
+template <class In, int BM, int BN>
+using cooperative = rung6<In, BM, BN, false>;
 template <class In, int BN>
-using cooperative = rung6<In, BN, false>;
-template <class In, int BN>
-using pingpong = rung6<In, BN, true>;
+using pingpong = rung6<In, 128, BN, true>;
 
 /// How many clusters of kernel K the device runs at once (cached per device): the persistent
 /// grid, since a GPC may not hold an even number of free SMs. Also where K's dynamic shared
@@ -465,21 +498,32 @@ int max_active_clusters() {
   });
 }
 
-/// Launches kernel K (tiles 128 x BN in pairs along M) over min(cluster tiles, max active
-/// clusters) clusters: A's and half of B's tensor maps, C's for the TMA store where C allows it.
-template <class In, int BN, class K>
+/// Launches kernel K (tiles BM x BN in pairs along M) over min(cluster tiles, max active
+/// clusters) clusters: A's and B's two parts' tensor maps, C's (and its tail box's) for the TMA
+/// store where C allows it.
+template <class K>
 void launch(problem const& p, cudaStream_t st) {
-  std::int64_t const ctiles = ((p.m + 2 * bm - 1) / (2 * bm)) * ((p.n + BN - 1) / BN);
+  using In = typename K::in;
+  constexpr int BM = K::bm, BN = K::bn;
+  std::int64_t const ctiles = ((p.m + 2 * BM - 1) / (2 * BM)) * ((p.n + BN - 1) / BN);
   MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<In, __half>;
-  CUtensorMap ta, tb, tc;
-  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
-  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN / 2);  // each CTA of the pair loads half
-  std::size_t const out_bytes = p.c_f32 ? 4 : 2;
+  cl_maps maps;
+  std::memset(&maps, 0, sizeof maps);
+  make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, BM);
+  make_tensor_map(&maps.b0, p.b, f16, p.n, p.k, p.b_sj, K::cfg::b_rows0);  // each CTA of the pair loads its part
+  if (2 * K::cfg::b_rows0 == BN) maps.b1 = maps.b0;
+  else make_tensor_map(&maps.b1, p.b, f16, p.n, p.k, p.b_sj, BN - K::cfg::b_rows0);
+  int const out_bytes = p.c_f32 ? 4 : 2;
   bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
                          (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
-  std::memset(&tc, 0, sizeof tc);
-  if (tma_store) make_store_map(&tc, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, p.c_f32 ? 128 : K::box16);
+  if (tma_store) {
+    int const box_bytes = p.c_f32 ? K::cfg::box32 : K::cfg::box16;
+    int const tail_bytes = BN * out_bytes % box_bytes;
+    make_store_map(&maps.c, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, box_bytes);
+    if (tail_bytes == 0) maps.c_tail = maps.c;
+    else make_store_map(&maps.c_tail, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, tail_bytes);
+  }
   auto kernel = K::kernel();
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(K::cfg::smem_bytes)));
@@ -487,7 +531,7 @@ void launch(problem const& p, cudaStream_t st) {
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st);
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p, tma_store ? 1 : 0));
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }
 
@@ -498,8 +542,9 @@ std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 
 template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return cluster_pick(m, n, k, max_active_clusters<cooperative<In, 256>>(), max_active_clusters<pingpong<In, 192>>(),
-                      max_active_clusters<pingpong<In, 160>>(), current_cluster_family());
+  cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
+                             max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152>>()};
+  return cluster_pick(m, n, k, cap, current_cluster_family());
 }
 }  // namespace
 
@@ -513,15 +558,17 @@ std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::i
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
   switch (pick<In>(p.m, p.n, p.k)) {
-    case cluster_tile::coop_128x256: launch<In, 256, cooperative<In, 256>>(p, st); break;
-    case cluster_tile::coop_128x128: launch<In, 128, cooperative<In, 128>>(p, st); break;
-    case cluster_tile::pingpong_128x192: launch<In, 192, pingpong<In, 192>>(p, st); break;
-    case cluster_tile::pingpong_128x160: launch<In, 160, pingpong<In, 160>>(p, st); break;
+    case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st); break;
+    case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st); break;
+    case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152>>(p, st); break;
+    case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st); break;
+    case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st); break;
   }
 }
 
 std::size_t smem_cluster() {
-  return std::max({cl_config<256>::smem_bytes, cl_config<128>::smem_bytes, pp_config<192>::smem_bytes, pp_config<160>::smem_bytes});
+  return std::max({cl_config<128, 256>::smem_bytes, cl_config<128, 128>::smem_bytes, cl_config<256, 152>::smem_bytes,
+                   pp_config<192>::smem_bytes, pp_config<160>::smem_bytes});
 }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);

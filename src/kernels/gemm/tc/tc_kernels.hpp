@@ -61,9 +61,9 @@ void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, 
 
 namespace memlab::detail::gemm_tc {
 /// Encodes a 2-D TMA descriptor for storing into C (rows x cols, row stride ld elements; FP32,
-/// FP16 or BF16) with boxes of box_bytes (128: 64 16-bit or 32 FP32 columns, 128-byte swizzle;
-/// 64: 32 16-bit columns, 64-byte swizzle) x box_rows. C's base must be 16-byte aligned and
-/// ld * element size a multiple of 16.
+/// FP16 or BF16) with boxes of box_bytes x box_rows: 128 bytes a row with 128-byte swizzle, 64
+/// with 64-byte swizzle, or another multiple of 16 below 128 unswizzled (the tail box of a tile
+/// those do not divide). C's base must be 16-byte aligned and ld * element size a multiple of 16.
 void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                     int box_rows, int box_bytes = 128);
 }  // namespace memlab::detail::gemm_tc
