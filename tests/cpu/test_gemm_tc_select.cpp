@@ -128,14 +128,14 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(4096, 11008, 4096), cluster_tile::pingpong_128x160);
   // Few waves (4-5 of the cooperative kernel's pairs): pingpong is not trusted there (the count
   // promised it 10-15% at both; measured level and 1-8% slower). 256 x 152 tiles make whole
-  // waves instead: 6 x 33 = 198 pairs, 3 waves of 1.1875 x 34.5 against 4 of 34.5 (11% fewer);
-  // 4097^3: 9 x 27 = 243 pairs, 4 waves against 5 (5% fewer).
+  // waves instead: 12 x 33 tiles = 198 pairs, 3 waves of 1.05 x 1.1875 x 34.5 against 4 of 34.5
+  // (6.5% fewer); 4097^3: 17 x 27 tiles, 230 pairs, 4 waves against 5 (0.2% fewer: not enough).
   EXPECT_EQ(pick(3000, 5000, 2000), cluster_tile::coop_256x152);
-  EXPECT_EQ(pick(4097, 4097, 4097), cluster_tile::coop_256x152);
-  // 3072^3: 3 waves of 128 x 256 pairs, 2 of 256 x 152 (21% fewer; pingpong not counted there).
+  EXPECT_EQ(pick(4097, 4097, 4097), cluster_tile::coop_128x256);
+  // 3072^3: 3 waves of 128 x 256 pairs, 2 of 256 x 152 (17% fewer; pingpong not counted there).
   EXPECT_EQ(pick(3072, 3072, 3072), cluster_tile::coop_256x152);
   // 16384 x 4096: within 1% either way, so the cooperative kernel stays (256 x 152: 14 waves of
-  // 1.1875 against 16, 4% more).
+  // 1.05 x 1.1875 against 16, 9% more).
   EXPECT_EQ(pick(16384, 4096, 4096), cluster_tile::coop_128x256);
   // Few pairs: the cooperative kernel's 128 x 128 tiles, whatever pingpong would count.
   EXPECT_EQ(pick(1024, 2048, 64), cluster_tile::coop_128x128);  // 32 pairs
@@ -145,6 +145,7 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::cooperative), cluster_tile::coop_128x256);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative), cluster_tile::coop_128x128);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative256), cluster_tile::coop_256x152);
+  EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative256b), cluster_tile::coop_256x152_share_b);
   // Fewer pingpong clusters on a device turn the count back to the cooperative kernel.
   EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(8192, 8192, 1024, {66, 40, 40, 40}), cluster_tile::coop_128x256);
   // ... and fewer 256 x 152 clusters the 128 x 256 one (3000x5000x2000: 198 pairs, 5 waves of 40).

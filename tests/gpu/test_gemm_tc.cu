@@ -221,6 +221,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative, cluster_family::cooperative, 
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong, cluster_family::pingpong192, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160, cluster_family::pingpong160, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256, cluster_family::cooperative256, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256b, cluster_family::cooperative256b, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -255,6 +256,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEdges, cluster_family::cooperat
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong192, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160Edges, cluster_family::pingpong160, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256Edges, cluster_family::cooperative256, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256bEdges, cluster_family::cooperative256b, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -311,12 +313,13 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // tile column holds 24 columns (its second B part, rows 2208..2279, past n; one box clipped,
   // the rest and the tail not issued), the last pair's second tile row past m; 2304 x 1024: 9 x 7.
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
-                           cluster_family::cooperative256}) {
+                           cluster_family::cooperative256, cluster_family::cooperative256b}) {
     family_scope const scope(f);
     SCOPED_TRACE(f == cluster_family::cooperative      ? "cooperative"
                  : f == cluster_family::pingpong192    ? "pingpong 192"
                  : f == cluster_family::pingpong160    ? "pingpong 160"
-                                                       : "cooperative 256");
+                 : f == cluster_family::cooperative256 ? "cooperative 256"
+                                                       : "cooperative 256, B shared");
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
     check_many_tiles<__half, float>(gemm_tc_rung::cluster, 2304, 1024, 520);
   }
@@ -344,6 +347,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::c
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong192, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::pingpong160, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256EpilogueWalk, cluster_family::cooperative256, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256bEpilogueWalk, cluster_family::cooperative256b, run_cluster_epilogue_walk)
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.

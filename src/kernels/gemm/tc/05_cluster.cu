@@ -78,6 +78,18 @@ struct cl_config : tile_bytes<BM, BN> {
   static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
 };
 
+/// What the two CTAs of a cluster share by multicast: B, with their tiles a pair along M (every
+/// kernel but one), or A, with their tiles a pair along N (the 256-row tiles, whose A slice is
+/// the larger operand: 32 KB a k-block against B's 19 KB at BN = 152).
+enum class pair_share { b, a };
+
+/// The maps a rung-6 kernel takes: A (BM-row boxes, and BM / 2 for the shared halves), B's two
+/// parts (rank 0's b_rows0 rows, rank 1's rest; one map where the parts are equal; share a: b0
+/// is B's whole BN rows), C and C's tail box (one map where there is no tail) for the TMA store.
+struct cl_maps {
+  CUtensorMap a, a_half, b0, b1, c, c_tail;
+};
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
@@ -161,29 +173,47 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
     }
   }
 }
-/// What rung 6's kernels derive from the problem: the tiles (BM x BN) over pairs of M tiles,
-/// the cluster's place in the persistent grid, and the grouped order over cluster rows (runs
-/// of 8 pairs: 2048 rows of A at BM = 128, as rung 5).
-template <int BM, int BN>
+/// What rung 6's kernels derive from the problem: the tiles (BM x BN), how the cluster pairs
+/// them, and the cluster's place in the persistent grid.
+///  - Share b: cluster tile ct holds M tiles 2 ctm and 2 ctm + 1 of column tn, in the grouped
+///    order over cluster rows (runs of 8 pairs: 2048 rows of A at BM = 128, as rung 5).
+///  - Share a: the tiles in row-major order, cluster tile ct the tiles 2 ct and 2 ct + 1. Two
+///    tiles of one row share A's slice; a pair that wraps onto the next row (an odd number of
+///    tile columns) or whose second tile lies past the last loads its own A. The pairs thus
+///    cover the tiles without a hole: 3000x5000 at 256 x 152 is 12 x 33 tiles, 198 pairs, 3
+///    waves of 66 clusters, where pairing within rows would take 12 x 17 = 204.
+template <int BM, int BN, pair_share Share = pair_share::b>
 struct cl_grid {
-  int tiles_m, tiles_n, ctiles_m, ctiles, nk, cluster, clusters;
+  int tiles_m, tiles_n, ctiles, nk, cluster, clusters;
   unsigned rank;
   __device__ explicit cl_grid(problem const& p)
       : tiles_m(static_cast<int>((p.m + BM - 1) / BM)),
         tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
-        ctiles_m((tiles_m + 1) / 2),
-        ctiles(ctiles_m * tiles_n),
+        ctiles(Share == pair_share::b ? (tiles_m + 1) / 2 * tiles_n : (tiles_m * tiles_n + 1) / 2),
         nk(static_cast<int>((p.k + bk - 1) / bk)),
         cluster(static_cast<int>(blockIdx.x) / cluster_size),
         clusters(static_cast<int>(gridDim.x) / cluster_size),
         rank(cluster_ctarank()) {}
-  /// This CTA's tile of cluster tile `ct`; false when its M tile lies past m (odd tiles_m: the
-  /// last pair's second tile), which is then neither loaded nor computed nor stored.
+  /// This CTA's tile of cluster tile `ct`; false when it lies past m (share b, odd tiles_m: the
+  /// last pair's second tile) or past the last tile (share a, an odd count), which is then
+  /// neither loaded nor computed nor stored.
   __device__ bool tile(int ct, int& tm, int& tn) const {
-    int ctm;
-    grouped_tile(ct, ctiles_m, tiles_n, 8, ctm, tn);
-    tm = 2 * ctm + static_cast<int>(rank);
-    return tm < tiles_m;
+    if constexpr (Share == pair_share::b) {
+      int ctm;
+      grouped_tile(ct, (tiles_m + 1) / 2, tiles_n, 8, ctm, tn);
+      tm = 2 * ctm + static_cast<int>(rank);
+      return tm < tiles_m;
+    } else {
+      int const i = 2 * ct + static_cast<int>(rank);
+      tm = i / tiles_n;
+      tn = i % tiles_n;
+      return tm < tiles_m;
+    }
+  }
+  /// Share a: whether both tiles of cluster tile `ct` exist and lie in one row (then they share A).
+  __device__ bool shares_a(int ct) const {
+    int const i = 2 * ct;
+    return i + 1 < tiles_m * tiles_n && i / tiles_n == (i + 1) / tiles_n;
   }
 };
 
@@ -203,35 +233,48 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
 }
 
 /// The producer thread of each kernel: for each of the cluster's tiles in order and each
-/// k-block, waits until the slot is free in both CTAs, then loads this CTA's A rows and its part
-/// of B's rows (rank 0 the first b_rows0 through `tmap_b0`, rank 1 the rest through `tmap_b1`),
-/// multicast into both CTAs. No box is issued wholly outside its tensor: A past m is not loaded
-/// (the tile is not computed), B's second part past n is not loaded (its columns are never
-/// stored; the wgmma reads stale shared memory there, which only reaches those columns). Both
-/// CTAs agree on b_parts, so each full barrier expects exactly the bytes that arrive.
-template <class Cfg, int BM, int BN>
-__device__ __forceinline__ void produce(cl_grid<BM, BN> const& g, problem const& p, CUtensorMap const* tmap_a,
-                                        CUtensorMap const* tmap_b0, CUtensorMap const* tmap_b1, std::uint32_t base,
-                                        std::uint64_t* full, std::uint64_t* empty) {
+/// k-block, waits until the slot is free in both CTAs (a multicast writes both), then loads:
+///  - share b: this CTA's A rows and its part of B's rows (rank 0 the first b_rows0 through
+///    `b0`, rank 1 the rest through `b1`), multicast into both CTAs. No box is issued wholly
+///    outside its tensor: A past m is not loaded (the tile is not computed), B's second part past
+///    n is not loaded (its columns are never stored; the wgmma reads stale shared memory there,
+///    which only reaches those columns). Both CTAs agree on `both`, so each full barrier expects
+///    exactly the bytes that arrive.
+///  - share a: its half of A's rows multicast into both CTAs where the pair shares A, else all
+///    of its own A; its own B. A live CTA expects A and B whole either way, a dead one nothing.
+template <class Cfg, pair_share Share, int BM, int BN>
+__device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem const& p, cl_maps const& maps,
+                                        std::uint32_t base, std::uint64_t* full, std::uint64_t* empty) {
   int s = 0;
   unsigned phase = 0;
   bool const second = g.rank != 0;
   // Equal parts share one map (and the pingpong producer, at 24 registers, has none to spare for
   // a second pointer).
-  CUtensorMap const* const tmap_b = 2 * Cfg::b_rows0 == BN || !second ? tmap_b0 : tmap_b1;
+  CUtensorMap const* const tmap_b = Share == pair_share::a || 2 * Cfg::b_rows0 == BN || !second ? &maps.b0 : &maps.b1;
   for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
     int tm, tn;
     bool const live = g.tile(ct, tm, tn);
-    bool const both = tn * BN + Cfg::b_rows0 < p.n;  // else only rank 0's part of B
-    unsigned const bytes = (live ? Cfg::a_bytes : 0) + Cfg::b0_bytes + (both ? Cfg::b1_bytes : 0);
+    bool const both = tn * BN + Cfg::b_rows0 < p.n;  // share b: else only rank 0's part of B
+    bool const share_a = Share == pair_share::a && g.shares_a(ct);
+    unsigned const bytes = Share == pair_share::a ? (live ? Cfg::a_bytes + Cfg::b_bytes : 0)
+                                                  : (live ? Cfg::a_bytes : 0) + Cfg::b0_bytes + (both ? Cfg::b1_bytes : 0);
     for (int kb = 0; kb < g.nk; ++kb) {
       mbar_wait(&empty[s], phase ^ 1);  // our slot AND the peer's are free
       std::uint32_t const sa = base + s * Cfg::stage_bytes, sb = sa + Cfg::a_bytes;
       mbar_arrive_expect_tx(&full[s], bytes);
-      if (live) tma_load_2d(sa, tmap_a, &full[s], kb * bk, tm * BM);
-      if (!second || both)
-        tma_load_2d_multicast(sb + (second ? Cfg::b0_bytes : 0), tmap_b, &full[s], kb * bk,
-                              tn * BN + (second ? Cfg::b_rows0 : 0), (1u << cluster_size) - 1u);
+      if constexpr (Share == pair_share::a) {
+        if (share_a)
+          tma_load_2d_multicast(sa + (second ? Cfg::a_bytes / 2 : 0), &maps.a_half, &full[s], kb * bk,
+                                tm * BM + (second ? BM / 2 : 0), (1u << cluster_size) - 1u);
+        else if (live)
+          tma_load_2d(sa, &maps.a, &full[s], kb * bk, tm * BM);
+        if (live) tma_load_2d(sb, tmap_b, &full[s], kb * bk, tn * BN);
+      } else {
+        if (live) tma_load_2d(sa, &maps.a, &full[s], kb * bk, tm * BM);
+        if (!second || both)
+          tma_load_2d_multicast(sb + (second ? Cfg::b0_bytes : 0), tmap_b, &full[s], kb * bk,
+                                tn * BN + (second ? Cfg::b_rows0 : 0), (1u << cluster_size) - 1u);
+      }
       if (++s == Cfg::stages) {
         s = 0;
         phase ^= 1;
@@ -265,14 +308,7 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
 }
 #endif
 
-/// The tensor maps a rung-6 kernel takes: A (BM-row boxes), B's two parts (rank 0's b_rows0
-/// rows, rank 1's rest; the same map where the parts are equal), C and C's tail box (the same
-/// map where there is no tail) for the TMA store.
-struct cl_maps {
-  CUtensorMap a, b0, b1, c, c_tail;
-};
-
-template <class In, int BM, int BN>
+template <class In, int BM, int BN, pair_share Share>
 __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = cl_config<BM, BN>;
@@ -282,13 +318,13 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  cl_grid<BM, BN> const g(p);
+  cl_grid<BM, BN, Share> const g(p);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   init_slots(full, empty, 8 * cluster_size);  // every consumer warp of both CTAs releases a slot
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
-    if (t == 0) produce<cfg>(g, p, &maps.a, &maps.b0, &maps.b1, base, full, empty);
+    if (t == 0) produce<cfg>(g, p, maps, base, full, empty);
   } else {
     setmaxnreg_inc<232>();
     int const c = wg - 1;  // rows c * BM / 2 .. (c + 1) * BM / 2 - 1 of each tile
@@ -399,7 +435,7 @@ __global__ void __launch_bounds__(threads, 1)
 
   if (wg == 0) {
     setmaxnreg_dec<24>();  // 24 + 2 x 240 registers a thread: 192 accumulators and no spills
-    if (t == 0) produce<cfg>(g, p, &maps.a, &maps.b0, &maps.b1, base, full, empty);
+    if (t == 0) produce<cfg>(g, p, maps, base, full, empty);
   } else {
     setmaxnreg_inc<240>();
     int const c = wg - 1;
@@ -464,19 +500,20 @@ __global__ void __launch_bounds__(threads, 1)
 
 /// One of rung 6's kernels and what its launch needs: the kernel, its tile (BM x BN) and its
 /// configuration (dynamic shared memory, C box row bytes).
-template <class In, int BM, int BN, bool Pingpong>
+template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b>
 struct rung6 {
   using in = In;
   static constexpr int bm = BM, bn = BN;
+  static constexpr pair_share share = Share;
   using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
   static auto kernel() {
     if constexpr (Pingpong) return pingpong_kernel<In, BN>;
-    else return cluster_kernel<In, BM, BN>;
+    else return cluster_kernel<In, BM, BN, Share>;
   }
 };
-template <class In, int BM, int BN>
-using cooperative = rung6<In, BM, BN, false>;
+template <class In, int BM, int BN, pair_share Share = pair_share::b>
+using cooperative = rung6<In, BM, BN, false, Share>;
 template <class In, int BN>
 using pingpong = rung6<In, 128, BN, true>;
 
@@ -505,15 +542,21 @@ template <class K>
 void launch(problem const& p, cudaStream_t st) {
   using In = typename K::in;
   constexpr int BM = K::bm, BN = K::bn;
-  std::int64_t const ctiles = ((p.m + 2 * BM - 1) / (2 * BM)) * ((p.n + BN - 1) / BN);
+  std::int64_t const tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
+  std::int64_t const ctiles = K::share == pair_share::b ? (tiles_m + 1) / 2 * tiles_n : (tiles_m * tiles_n + 1) / 2;
   MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<In, __half>;
   cl_maps maps;
   std::memset(&maps, 0, sizeof maps);
   make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, BM);
-  make_tensor_map(&maps.b0, p.b, f16, p.n, p.k, p.b_sj, K::cfg::b_rows0);  // each CTA of the pair loads its part
-  if (2 * K::cfg::b_rows0 == BN) maps.b1 = maps.b0;
-  else make_tensor_map(&maps.b1, p.b, f16, p.n, p.k, p.b_sj, BN - K::cfg::b_rows0);
+  if constexpr (K::share == pair_share::a) {
+    make_tensor_map(&maps.a_half, p.a, f16, p.m, p.k, p.a_si, BM / 2);  // each CTA of a pair loads half
+    make_tensor_map(&maps.b0, p.b, f16, p.n, p.k, p.b_sj, BN);
+  } else {
+    make_tensor_map(&maps.b0, p.b, f16, p.n, p.k, p.b_sj, K::cfg::b_rows0);  // each CTA of the pair loads its part
+    if (2 * K::cfg::b_rows0 == BN) maps.b1 = maps.b0;
+    else make_tensor_map(&maps.b1, p.b, f16, p.n, p.k, p.b_sj, BN - K::cfg::b_rows0);
+  }
   int const out_bytes = p.c_f32 ? 4 : 2;
   bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
                          (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
@@ -543,7 +586,7 @@ std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
-                             max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152>>()};
+                             max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>()};
   return cluster_pick(m, n, k, cap, current_cluster_family());
 }
 }  // namespace
@@ -560,7 +603,8 @@ void launch_cluster(problem const& p, cudaStream_t st) {
   switch (pick<In>(p.m, p.n, p.k)) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st); break;
-    case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152>>(p, st); break;
+    case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st); break;
+    case cluster_tile::coop_256x152_share_b: launch<cooperative<In, 256, 152, pair_share::b>>(p, st); break;
     case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st); break;
     case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st); break;
   }
