@@ -80,11 +80,6 @@ struct cl_config : tile_bytes<BM, BN> {
   static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
 };
 
-/// How a rung-6 kernel writes C (the kernels' `epi` argument): from registers (beta != 0, or C
-/// not 16-byte addressable), through shared memory by TMA store, or through shared memory by
-/// the warpgroup's own 16-byte stores.
-enum class epi_mode : int { registers = 0, tma = 1, none = 2 /* TRIAL */, copy = 3 };
-
 /// What the two CTAs of a cluster share by multicast: B, with their tiles a pair along M (every
 /// kernel but one), or A, with their tiles a pair along N (the 256-row tiles, whose A slice is
 /// the larger operand: 32 KB a k-block against B's 19 KB at BN = 152).
@@ -99,34 +94,24 @@ struct cl_maps {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
-/// buffers, box by box: the warpgroup writes a box (alpha applied unless Scale is false) and
-/// then either one thread issues its TMA store (Tma) or every thread copies 16-byte chunks of it
-/// to C (Copy). `t` is the thread's index in the warpgroup, `bar_id` its named barrier, `seq` the
-/// warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes buffer
-/// seq % epi_bufs (buffers epi_rows x BoxBytes apart from `bufs`), so buffers alternate across
-/// tiles too (with an odd number of boxes a tile, restarting at buffer 0 would overwrite the
-/// previous tile's last box while its store may still read it: a 128 x 192 trial stored 3 boxes
-/// of 16-bit C a tile and failed so). Where BoxBytes does not divide BN's row, the last
-/// BN % box_cols columns go in one more, unswizzled box (through `tmap_tail` for TMA): BN = 152
-/// has 4 boxes of 32 columns + one of 24 for 16-bit C, 9 of 16 + one of 8 for FP32.
-///  - Tma: a buffer is rewritten only after the store that last read it has (bulk wait_group.read
-///    epi_bufs - 1), and the box's writes are fenced for the async proxy; two warpgroup barriers
-///    a box. TMA clips the boxes at C's edges.
-///  - Copy: one warpgroup barrier a box (between writing and reading it; the barrier of the next
-///    box orders this box's reads before the buffer is written again), and the stores need no
-///    wait: at 256 x 152 the TMA form's box-after-box waits left the tensor cores idle 13 of
-///    96 us (ncu, 3000x5000x2000; session 14). Edge chunks are stored element by element.
-template <class Out, int BN, bool Scale, int BoxBytes, epi_mode Mode>
-__device__ __forceinline__ void staged_epilogue(float const (&acc)[BN / 2], problem const& p, void const* tmap_c,
-                                                void const* tmap_tail, std::uint32_t bufs, int t, int bar_id, int row0,
-                                                int col0, unsigned& seq) {
+/// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
+/// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
+/// buffer seq % epi_bufs (buffers epi_rows x BoxBytes apart from `bufs`), so buffers alternate
+/// across tiles too (with an odd number of boxes a tile, restarting at buffer 0 would overwrite
+/// the previous tile's last box while its store may still read it: a 128 x 192 trial stored 3
+/// boxes of 16-bit C a tile and failed so). Where BoxBytes does not divide BN's row, the last
+/// BN % box_cols columns go in one more, unswizzled box through `tmap_tail` (BN = 152: 4 boxes of
+/// 32 columns + one of 24 for 16-bit C, 9 of 16 + one of 8 for FP32). Scale = false (alpha = 1)
+/// leaves the accumulators unscaled.
+template <class Out, int BN, bool Scale, int BoxBytes>
+__device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
+                                                   void const* tmap_tail, std::uint32_t bufs, int t, int bar_id,
+                                                   int row0, int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
   static_assert(BoxBytes == 128 || BoxBytes == 64, "128- or 64-byte swizzled boxes");
-  static_assert(Mode == epi_mode::tma || Mode == epi_mode::copy, "a staged epilogue");
   constexpr int box_cols = BoxBytes / static_cast<int>(sizeof(Out));  // 64 or 32 (16-bit), 32 or 16 (FP32)
   constexpr int boxes = BN / box_cols, tail_cols = BN % box_cols;
   constexpr int tail_bytes = tail_cols * static_cast<int>(sizeof(Out));  // a multiple of 16: BN % 8 == 0
   constexpr int buf_bytes = epi_rows * BoxBytes;
-  float const alpha = p.alpha;
   auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
   // The TMA swizzle of a box row: 16-byte chunk c of row r sits at chunk c ^ (r % 8) of a
   // 128-byte row, or c ^ ((r / 2) % 4) of a 64-byte one (the 8 rows one warp store touches
@@ -140,10 +125,8 @@ __device__ __forceinline__ void staged_epilogue(float const (&acc)[BN / 2], prob
 #pragma unroll
   for (int bx = 0; bx < boxes + (tail_cols > 0 ? 1 : 0); ++bx) {
     std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
-    if constexpr (Mode == epi_mode::tma) {
-      if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
-      named_bar_sync(bar_id, 128);
-    }
+    if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
+    named_bar_sync(bar_id, 128);
     // The addresses below are recomputed each box rather than hoisted out of the caller's tile
     // loop: the pingpong kernel holds 192 accumulators here, and hoisted addresses spilled.
     int tb = t;
@@ -182,46 +165,13 @@ __device__ __forceinline__ void staged_epilogue(float const (&acc)[BN / 2], prob
                     pack_pair<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
       }
     }
-    int const col = col0 + bx * box_cols;
-    if constexpr (Mode == epi_mode::tma) {
-      fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
-      named_bar_sync(bar_id, 128);
-      if (t == 0) {
-        // A box wholly outside C is not issued; its (empty) group is still committed, so that
-        // "all groups but the newest" above always means the other buffer's store.
-        if (row0 < p.m && col < p.n) tma_store_2d(bx == boxes ? tmap_tail : tmap_c, buf, col, row0);
-        bulk_commit();
-      }
-    } else {
-      named_bar_sync(bar_id, 128);
-      // 16-byte chunks, row-major over the box: a warp covers 8 rows of a 64-byte box (4 of a
-      // 128-byte one) in whole 32-byte sectors.
-      constexpr int per = 16 / static_cast<int>(sizeof(Out));  // elements a chunk
-      int const chunks = bx == boxes ? tail_bytes / 16 : BoxBytes / 16;
-      for (int i = tb; i < epi_rows * chunks; i += 128) {
-        int const r = i / chunks, c = i % chunks;
-        std::int64_t const row = static_cast<std::int64_t>(row0) + r;
-        int const cc = col + c * per;
-        if (row >= p.m || cc >= p.n) continue;
-        std::uint32_t const at = bx == boxes ? buf + r * tail_bytes + 16 * c : buf + swz(r, 16 * c);
-        uint4 const v = ld_shared_v4(at);
-        Out* const dst = static_cast<Out*>(p.c) + row * p.ldc + cc;
-        if (cc + per <= p.n) {
-          *reinterpret_cast<uint4*>(dst) = v;
-        } else {
-          // C's last columns: element by element (selects, not an indexed array in local memory).
-          for (int x = 0; x < p.n - cc; ++x) {
-            int const w = x * static_cast<int>(sizeof(Out)) / 4;
-            std::uint32_t const word = w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
-            if constexpr (std::is_same_v<Out, float>) {
-              dst[x] = __uint_as_float(word);
-            } else {
-              std::uint16_t const bits = static_cast<std::uint16_t>(x % 2 ? word >> 16 : word);
-              std::memcpy(&dst[x], &bits, 2);
-            }
-          }
-        }
-      }
+    fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
+    named_bar_sync(bar_id, 128);
+    if (t == 0) {
+      // A box wholly outside C is not issued; its (empty) group is still committed, so that
+      // "all groups but the newest" above always means the other buffer's store.
+      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(bx == boxes ? tmap_tail : tmap_c, buf, col0 + bx * box_cols, row0);
+      bulk_commit();
     }
   }
 }
@@ -335,28 +285,22 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem
   }
 }
 
-/// Stores one warpgroup's 64 x BN accumulators at (row0, col0) as `epi` says: through the
-/// staging buffers (16-bit C in boxes of Box16 bytes a row, FP32 in Box32) by TMA or by the
-/// warpgroup's own stores, alpha applied unless it is 1; or from registers, as rung 5 does.
+/// Stores one warpgroup's 64 x BN accumulators at (row0, col0): through the staging buffers and
+/// TMA (16-bit C in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless it is 1; or,
+/// where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
 template <class In, int BN, int Box16, int Box32>
-__device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, int epi, void const* tmap_c,
-                                           void const* tmap_tail, std::uint32_t bufs, int t, int bar_id, int row0,
-                                           int col0, unsigned& seq) {
-  bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
-  auto const staged = [&](auto mode) {
-    constexpr epi_mode M = decltype(mode)::value;
+__device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
+                                           void const* tmap_c, void const* tmap_tail, std::uint32_t bufs, int t,
+                                           int bar_id, int row0, int col0, unsigned& seq) {
+  if (tma_store) {
+    bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
     if (p.c_f32) {
-      if (scale) staged_epilogue<float, BN, true, Box32, M>(acc, p, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, seq);
-      else staged_epilogue<float, BN, false, Box32, M>(acc, p, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, seq);
+      if (scale) tma_store_epilogue<float, BN, true, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<float, BN, false, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     } else {
-      if (scale) staged_epilogue<In, BN, true, Box16, M>(acc, p, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, seq);
-      else staged_epilogue<In, BN, false, Box16, M>(acc, p, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, seq);
+      if (scale) tma_store_epilogue<In, BN, true, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<In, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     }
-  };
-  if (epi == static_cast<int>(epi_mode::tma)) {
-    staged(std::integral_constant<epi_mode, epi_mode::tma>{});
-  } else if (epi == static_cast<int>(epi_mode::copy)) {
-    staged(std::integral_constant<epi_mode, epi_mode::copy>{});
   } else {
 #pragma unroll
     for (int r = 0; r < BN / 2; r += 2)
@@ -367,7 +311,7 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
 #endif
 
 template <class In, int BM, int BN, pair_share Share>
-__global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int epi) {
+__global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = cl_config<BM, BN>;
   constexpr int stages = cfg::stages;
@@ -390,7 +334,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
     int s = 0;
     unsigned phase = 0;
     float acc[mw][BN / 2];
-    unsigned epi_seq = 0;  // boxes this warpgroup has stored (staged_epilogue's buffer choice)
+    unsigned epi_seq = 0;  // boxes this warpgroup has stored (tma_store_epilogue's buffer choice)
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
@@ -431,10 +375,10 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
       if (prev >= 0) release(prev);
       if (!live) continue;
-      if (epi == static_cast<int>(epi_mode::none)) continue;  // TRIAL: no epilogue
+      if (tma_store == 2) continue;  // TRIAL: no epilogue
 #pragma unroll
       for (int i = 0; i < mw; ++i)
-        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, epi, &maps.c, &maps.c_tail,
+        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
                                                    epi_base + c * epi_bufs * cfg::epi_buf_bytes, t, 1 + c,
                                                    tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
     }
@@ -479,7 +423,7 @@ struct pp_config : tile_bytes<128, BN> {
 
 template <class In, int BN>
 __global__ void __launch_bounds__(threads, 1)
-    pingpong_kernel(const __grid_constant__ cl_maps maps, problem p, int epi) {
+    pingpong_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = pp_config<BN>;
   constexpr int stages = cfg::stages;
@@ -544,9 +488,9 @@ __global__ void __launch_bounds__(threads, 1)
       if (prev >= 0) release(prev);
       if (!live) continue;
       std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
-      store_rows<In, BN, cfg::box16, cfg::box32>(acc0, p, epi, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
+      store_rows<In, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
                                                  tn * BN, epi_seq);
-      store_rows<In, BN, cfg::box16, cfg::box32>(acc1, p, epi, &maps.c, &maps.c_tail, bufs, t, 1 + c,
+      store_rows<In, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
                                                  tm * 128 + 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();
@@ -633,9 +577,8 @@ void launch(problem const& p, cudaStream_t st) {
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st);
-  int mode = tma_store ? static_cast<int>(epi_mode::tma) : 0;
-  if (char const* e = std::getenv("MEMLAB_TC_EPI"); e && tma_store)  // TRIAL
-    mode = std::string(e) == "reg" ? 0 : std::string(e) == "none" ? 2 : std::string(e) == "copy" ? 3 : mode;
+  int mode = tma_store ? 1 : 0;
+  if (char const* e = std::getenv("MEMLAB_TC_EPI")) mode = std::string(e) == "reg" ? 0 : std::string(e) == "none" ? 2 : mode;  // TRIAL
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, mode));
   MEMLAB_CHECK_LAUNCH();
 }
