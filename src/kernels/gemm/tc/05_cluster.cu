@@ -34,9 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <utility>
 
 #include "kernels/gemm/tc/cluster_plan.hpp"
@@ -375,7 +373,6 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
       if (prev >= 0) release(prev);
       if (!live) continue;
-      if (tma_store == 2) continue;  // TRIAL: no epilogue
 #pragma unroll
       for (int i = 0; i < mw; ++i)
         store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
@@ -577,9 +574,7 @@ void launch(problem const& p, cudaStream_t st) {
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st);
-  int mode = tma_store ? 1 : 0;
-  if (char const* e = std::getenv("MEMLAB_TC_EPI")) mode = std::string(e) == "reg" ? 0 : std::string(e) == "none" ? 2 : mode;  // TRIAL
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, mode));
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }
 
