@@ -369,7 +369,7 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
   e.description = "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "cooperative256", "cooperative256b", "pingpong192", "pingpong160"},
+  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "cooperative256", "pingpong192", "pingpong160"},
                                          {"auto", "cooperative256", "pingpong160"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape",
@@ -381,7 +381,6 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
     std::string const v = s.variant();
     cluster_family const f = v == "cooperative"      ? cluster_family::cooperative
                              : v == "cooperative256" ? cluster_family::cooperative256
-                             : v == "cooperative256b" ? cluster_family::cooperative256b
                              : v == "pingpong192"    ? cluster_family::pingpong192
                              : v == "pingpong160"    ? cluster_family::pingpong160
                                                      : cluster_family::automatic;
@@ -391,8 +390,8 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
   using namespace memlab::bench;
   e.describe_axis("variant", "",
                   "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, the cooperative "
-                  "256x152 kernel (128x152 a warpgroup; pairs along N sharing A, or along M sharing B: "
-                  "cooperative256b), or the pingpong kernel at 128x192 or 128x160 a warpgroup");
+                  "256x152 kernel (128x152 a warpgroup, pairs along N sharing A), or the pingpong kernel at 128x192 or "
+                  "128x160 a warpgroup");
   e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
   e.describe_axis("shape", "", "n (a cube) or m x n x k, as gemm.tc_ladder");
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};

@@ -145,7 +145,6 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::cooperative), cluster_tile::coop_128x256);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative), cluster_tile::coop_128x128);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative256), cluster_tile::coop_256x152);
-  EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative256b), cluster_tile::coop_256x152_share_b);
   // Fewer pingpong clusters on a device turn the count back to the cooperative kernel.
   EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(8192, 8192, 1024, {66, 40, 40, 40}), cluster_tile::coop_128x256);
   // ... and fewer 256 x 152 clusters the 128 x 256 one (3000x5000x2000: 198 pairs, 5 waves of 40).

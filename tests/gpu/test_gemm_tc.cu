@@ -221,7 +221,6 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative, cluster_family::cooperative, 
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong, cluster_family::pingpong192, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160, cluster_family::pingpong160, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256, cluster_family::cooperative256, run_cluster_rung)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256b, cluster_family::cooperative256b, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -243,6 +242,7 @@ void run_cluster_edges() {
       {200, 392, 136, n_, t_, 0, 0, 0, 0, 0, 0.5f, 2.f},       // beta != 0: register stores read C
       {300, 290, 72},                                          // 256 x 152 tiles: the second's tail box clipped at n
       {520, 304, 72, n_, t_, 0, 0, 0, 0, 0, -0.5f},            // ... two whole tile columns, tail boxes whole; rows past 512
+      {520, 456, 40},                                          // ... 3 x 3 tiles: pairs wrap rows (own A), the last tile alone
   };
   for (case_t c : v) {
     c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
@@ -256,7 +256,6 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEdges, cluster_family::cooperat
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong192, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160Edges, cluster_family::pingpong160, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256Edges, cluster_family::cooperative256, run_cluster_edges)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256bEdges, cluster_family::cooperative256b, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -309,17 +308,17 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // B half (2208..2303) past n = 2152, alternating warpgroups over 3-4 tiles a CTA; 2304 x 1024:
   // 18 x 6 tiles, 9 k-blocks over 4 slots. Pingpong 160: 33 x 14 tiles, the last column's
   // second half (2160..2239) past n, 64-byte C boxes; 2304 x 1024: 18 x 7, 9 k-blocks over 5 slots.
-  // Cooperative 256 x 152: 17 x 15 tiles, tail boxes (24 columns) in every whole one; the last
-  // tile column holds 24 columns (its second B part, rows 2208..2279, past n; one box clipped,
-  // the rest and the tail not issued), the last pair's second tile row past m; 2304 x 1024: 9 x 7.
+  // Cooperative 256 x 152 (pairs along N sharing A): 17 x 15 = 255 tiles, so pairs wrap rows
+  // (those load their own A) and the last pair's second tile lies past the end; tail boxes (24
+  // columns) in every whole tile; the last tile column holds 24 columns (one box clipped, the rest
+  // and the tail not issued); 2304 x 1024: 9 x 7 tiles, 31 pairs and a half.
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
-                           cluster_family::cooperative256, cluster_family::cooperative256b}) {
+                           cluster_family::cooperative256}) {
     family_scope const scope(f);
     SCOPED_TRACE(f == cluster_family::cooperative      ? "cooperative"
                  : f == cluster_family::pingpong192    ? "pingpong 192"
                  : f == cluster_family::pingpong160    ? "pingpong 160"
-                 : f == cluster_family::cooperative256 ? "cooperative 256"
-                                                       : "cooperative 256, B shared");
+                                                       : "cooperative 256");
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
     check_many_tiles<__half, float>(gemm_tc_rung::cluster, 2304, 1024, 520);
   }
@@ -347,7 +346,6 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::c
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong192, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::pingpong160, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256EpilogueWalk, cluster_family::cooperative256, run_cluster_epilogue_walk)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256bEpilogueWalk, cluster_family::cooperative256b, run_cluster_epilogue_walk)
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.

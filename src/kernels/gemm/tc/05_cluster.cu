@@ -50,16 +50,13 @@ constexpr int bk = 64, threads = 384, cluster_size = 2;
 constexpr int epi_rows = 64, epi_bufs = 2;
 constexpr int smem_limit = 232448 - 1152;  // Hopper's 227 KB a block, less the static barriers
 
-/// What a tile BM x BN takes a stage: A (BM x 64) and B (BN x 64) in 128-byte rows. The pair
-/// splits B's rows at a multiple of 8 (rank 0 the first b_rows0, rank 1 the rest), so the peer's
-/// part starts on a 1024-byte swizzle atom: the two TMA boxes then lay out exactly like one box
-/// of BN rows, the layout the wgmma descriptor describes (BN = 152: 80 + 72 rows).
+/// What a tile BM x BN takes a stage: A (BM x 64) and B (BN x 64) in 128-byte rows, each CTA of
+/// a pair loading half of the shared operand (see pair_share).
 template <int BM, int BN>
 struct tile_bytes {
-  static constexpr int a_bytes = BM * bk * 2, b_bytes = BN * bk * 2;
-  static constexpr int b_rows0 = (BN / 2 + 7) / 8 * 8, b0_bytes = b_rows0 * bk * 2, b1_bytes = b_bytes - b0_bytes;
+  static constexpr int a_bytes = BM * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
   static constexpr int stage_bytes = a_bytes + b_bytes;
-  static_assert(BN % 8 == 0 && b0_bytes % 1024 == 0 && a_bytes % 1024 == 0, "slots start on 1024-byte swizzle atoms");
+  static_assert(BN % 8 == 0 && a_bytes % 2048 == 0 && b_bytes % 1024 == 0, "slots start on 1024-byte swizzle atoms");
 };
 
 /// The cooperative kernel's shared memory: slots, and two staging buffers a consumer warpgroup
@@ -80,14 +77,18 @@ struct cl_config : tile_bytes<BM, BN> {
 
 /// What the two CTAs of a cluster share by multicast: B, with their tiles a pair along M (every
 /// kernel but one), or A, with their tiles a pair along N (the 256-row tiles, whose A slice is
-/// the larger operand: 32 KB a k-block against B's 19 KB at BN = 152).
+/// the larger operand: 32 KB a k-block against B's 19 KB at BN = 152). Each CTA loads half of
+/// the shared slice into the same offset of both CTAs; the peer's half must start on a
+/// 1024-byte swizzle atom, so that the two TMA boxes lay out exactly like one box, the layout
+/// the wgmma descriptor describes (76 rows, BN = 152's half of B, would not: so A is shared there;
+/// sharing B split 80 + 72 rows measured level at 3000x5000x2000 and 12% slower at 4097^3).
 enum class pair_share { b, a };
 
-/// The maps a rung-6 kernel takes: A (BM-row boxes, and BM / 2 for the shared halves), B's two
-/// parts (rank 0's b_rows0 rows, rank 1's rest; one map where the parts are equal; share a: b0
-/// is B's whole BN rows), C and C's tail box (one map where there is no tail) for the TMA store.
+/// The maps a rung-6 kernel takes: the shared operand in half boxes (BN / 2 rows of B, or BM / 2
+/// of A), the other in whole ones, C and C's tail box (one map where there is no tail) for the
+/// TMA store.
 struct cl_maps {
-  CUtensorMap a, a_half, b0, b1, c, c_tail;
+  CUtensorMap a, b, c, c_tail;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -234,46 +235,46 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
 
 /// The producer thread of each kernel: for each of the cluster's tiles in order and each
 /// k-block, waits until the slot is free in both CTAs (a multicast writes both), then loads:
-///  - share b: this CTA's A rows and its part of B's rows (rank 0 the first b_rows0 through
-///    `b0`, rank 1 the rest through `b1`), multicast into both CTAs. No box is issued wholly
-///    outside its tensor: A past m is not loaded (the tile is not computed), B's second part past
-///    n is not loaded (its columns are never stored; the wgmma reads stale shared memory there,
-///    which only reaches those columns). Both CTAs agree on `both`, so each full barrier expects
-///    exactly the bytes that arrive.
+///  - share b: this CTA's A rows and its half of B's rows, multicast into both CTAs. No box is
+///    issued wholly outside its tensor: A past m is not loaded (the tile is not computed), B's
+///    second half past n is not loaded (its columns are never stored; the wgmma reads stale
+///    shared memory there, which only reaches those columns). Both CTAs agree on `both`, so each
+///    full barrier expects exactly the bytes that arrive.
 ///  - share a: its half of A's rows multicast into both CTAs where the pair shares A, else all
-///    of its own A; its own B. A live CTA expects A and B whole either way, a dead one nothing.
+///    of its own A (through the same half-box map, twice); its own B. A live CTA expects A and B
+///    whole either way, a dead one nothing.
 template <class Cfg, pair_share Share, int BM, int BN>
 __device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem const& p, cl_maps const& maps,
                                         std::uint32_t base, std::uint64_t* full, std::uint64_t* empty) {
+  static_assert(Share == pair_share::a || Cfg::b_half_bytes % 1024 == 0, "B halves are whole swizzle atoms");
   int s = 0;
   unsigned phase = 0;
-  bool const second = g.rank != 0;
-  // Equal parts share one map (and the pingpong producer, at 24 registers, has none to spare for
-  // a second pointer).
-  CUtensorMap const* const tmap_b = Share == pair_share::a || 2 * Cfg::b_rows0 == BN || !second ? &maps.b0 : &maps.b1;
+  int const rank = static_cast<int>(g.rank);
   for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
     int tm, tn;
     bool const live = g.tile(ct, tm, tn);
-    bool const both = tn * BN + Cfg::b_rows0 < p.n;  // share b: else only rank 0's part of B
+    bool const both = tn * BN + BN / 2 < p.n;  // share b: else only rank 0's half of B
     bool const share_a = Share == pair_share::a && g.shares_a(ct);
     unsigned const bytes = Share == pair_share::a ? (live ? Cfg::a_bytes + Cfg::b_bytes : 0)
-                                                  : (live ? Cfg::a_bytes : 0) + Cfg::b0_bytes + (both ? Cfg::b1_bytes : 0);
+                                                  : (live ? Cfg::a_bytes : 0) + (both ? 2 : 1) * Cfg::b_half_bytes;
     for (int kb = 0; kb < g.nk; ++kb) {
       mbar_wait(&empty[s], phase ^ 1);  // our slot AND the peer's are free
       std::uint32_t const sa = base + s * Cfg::stage_bytes, sb = sa + Cfg::a_bytes;
       mbar_arrive_expect_tx(&full[s], bytes);
       if constexpr (Share == pair_share::a) {
-        if (share_a)
-          tma_load_2d_multicast(sa + (second ? Cfg::a_bytes / 2 : 0), &maps.a_half, &full[s], kb * bk,
-                                tm * BM + (second ? BM / 2 : 0), (1u << cluster_size) - 1u);
-        else if (live)
+        if (share_a) {
+          tma_load_2d_multicast(sa + rank * (Cfg::a_bytes / 2), &maps.a, &full[s], kb * bk, tm * BM + rank * (BM / 2),
+                                (1u << cluster_size) - 1u);
+        } else if (live) {
           tma_load_2d(sa, &maps.a, &full[s], kb * bk, tm * BM);
-        if (live) tma_load_2d(sb, tmap_b, &full[s], kb * bk, tn * BN);
+          tma_load_2d(sa + Cfg::a_bytes / 2, &maps.a, &full[s], kb * bk, tm * BM + BM / 2);
+        }
+        if (live) tma_load_2d(sb, &maps.b, &full[s], kb * bk, tn * BN);
       } else {
         if (live) tma_load_2d(sa, &maps.a, &full[s], kb * bk, tm * BM);
-        if (!second || both)
-          tma_load_2d_multicast(sb + (second ? Cfg::b0_bytes : 0), tmap_b, &full[s], kb * bk,
-                                tn * BN + (second ? Cfg::b_rows0 : 0), (1u << cluster_size) - 1u);
+        if (rank == 0 || both)
+          tma_load_2d_multicast(sb + rank * Cfg::b_half_bytes, &maps.b, &full[s], kb * bk, tn * BN + rank * (BN / 2),
+                                (1u << cluster_size) - 1u);
       }
       if (++s == Cfg::stages) {
         s = 0;
@@ -548,15 +549,9 @@ void launch(problem const& p, cudaStream_t st) {
   bool const f16 = std::is_same_v<In, __half>;
   cl_maps maps;
   std::memset(&maps, 0, sizeof maps);
-  make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, BM);
-  if constexpr (K::share == pair_share::a) {
-    make_tensor_map(&maps.a_half, p.a, f16, p.m, p.k, p.a_si, BM / 2);  // each CTA of a pair loads half
-    make_tensor_map(&maps.b0, p.b, f16, p.n, p.k, p.b_sj, BN);
-  } else {
-    make_tensor_map(&maps.b0, p.b, f16, p.n, p.k, p.b_sj, K::cfg::b_rows0);  // each CTA of the pair loads its part
-    if (2 * K::cfg::b_rows0 == BN) maps.b1 = maps.b0;
-    else make_tensor_map(&maps.b1, p.b, f16, p.n, p.k, p.b_sj, BN - K::cfg::b_rows0);
-  }
+  bool const share_a = K::share == pair_share::a;  // each CTA of a pair loads half of the shared operand
+  make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
+  make_tensor_map(&maps.b, p.b, f16, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
   int const out_bytes = p.c_f32 ? 4 : 2;
   bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
                          (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
@@ -604,7 +599,6 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st); break;
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st); break;
-    case cluster_tile::coop_256x152_share_b: launch<cooperative<In, 256, 152, pair_share::b>>(p, st); break;
     case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st); break;
     case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st); break;
   }

@@ -13,13 +13,12 @@ enum class cluster_tile : int {
   coop_128x128,      ///< the same on 128 x 128 tiles, where 128 x 256 pairs leave clusters idle
   coop_256x152,      ///< cooperative on 256 x 152 tiles (128 x 152 each), pairs along N sharing A: whole waves
                      ///< where 128 x 256 leaves a part
-  coop_256x152_share_b,  ///< the same, pairs along M sharing B (session-14 trial, forced only)
   pingpong_128x192,  ///< each consumer warpgroup owns whole 128 x 192 tiles; their k-loops alternate
   pingpong_128x160,  ///< the same on 128 x 160 tiles, where those make fuller waves
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests).
-enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256, cooperative256b };
+enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256 };
 
 /// How many clusters of each kernel the device runs at once (one wave of cluster tiles).
 struct cluster_capacity {
@@ -41,8 +40,8 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 ///     a 256-wide one and the epilogue hidden under the other warpgroup's k-loop but one.
 /// A wave is one tile pair per cluster (`cap`: how many of each kernel the device runs at
 /// once; the 256 x 152 tiles pair in row-major order, cl_grid in 05_cluster.cu). The 256 x 152
-/// kernel's count is taken 5% slower (`wide_slowdown`): it measured 5% below its count at
-/// 3000x5000x2000 and 3072^3 and 12% below at 4097^3, when it shared B (session 14). Another
+/// kernel's count is taken 5% slower (`wide_slowdown`): it measured 5.6% and 7.3% below its
+/// count at 3000x5000x2000 and 3072^3 and 0.5% below at 4097^3 (session 14). Another
 /// kernel must win by 2% against the cooperative 128 x 256; pingpong only where
 /// that runs 8 waves or more: at 4-5 waves the count promised pingpong 10-15% and it measured
 /// level or up to 8% slower (3000x5000x2000, 4097^3). Few pairs keep the cooperative kernel's
@@ -54,7 +53,6 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::pingpong192) return cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160) return cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::cooperative256) return cluster_tile::coop_256x152;
-  if (allowed == cluster_family::cooperative256b) return cluster_tile::coop_256x152_share_b;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative || coop != cluster_tile::coop_128x256) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -86,7 +84,6 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::coop_128x256: return "cooperative 128x256";
     case cluster_tile::coop_128x128: return "cooperative 128x128";
     case cluster_tile::coop_256x152: return "cooperative 256x152";
-    case cluster_tile::coop_256x152_share_b: return "cooperative 256x152 (B shared)";
     case cluster_tile::pingpong_128x192: return "pingpong 128x192";
     case cluster_tile::pingpong_128x160: return "pingpong 128x160";
   }
