@@ -369,7 +369,7 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
   e.description = "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "cooperative256", "cooperative256s3", "pingpong192", "pingpong160"},
+  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "cooperative256", "pingpong192", "pingpong160"},
                                          {"auto", "cooperative256", "pingpong160"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape",
@@ -381,7 +381,6 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
     std::string const v = s.variant();
     cluster_family const f = v == "cooperative"      ? cluster_family::cooperative
                              : v == "cooperative256" ? cluster_family::cooperative256
-                             : v == "cooperative256s3" ? cluster_family::cooperative256s3
                              : v == "pingpong192"    ? cluster_family::pingpong192
                              : v == "pingpong160"    ? cluster_family::pingpong160
                                                      : cluster_family::automatic;

@@ -63,16 +63,16 @@ struct tile_bytes {
 /// for its C boxes (64 rows of Box16 bytes for 16-bit C, of Box32 for FP32). 128 x 256 and
 /// 128 x 128 keep 192 KB of slots (4 and 6 stages) and 128-byte boxes; 256 x 152 takes 4
 /// stages of 51 KB and so stages C in 64-byte boxes (16 KB in all).
-template <int BM, int BN, int Bufs = epi_bufs>
+template <int BM, int BN>
 struct cl_config : tile_bytes<BM, BN> {
   using tile = tile_bytes<BM, BN>;
-  static constexpr int box16 = BM == 128 || Bufs > 2 ? 128 : 64, box32 = box16;
+  static constexpr int box16 = BM == 128 ? 128 : 64, box32 = box16;
   static constexpr int epi_buf_bytes = epi_rows * box32;
-  static constexpr int epi_bytes = 2 * Bufs * epi_buf_bytes;
+  static constexpr int epi_bytes = 2 * epi_bufs * epi_buf_bytes;
   static constexpr int stages = BM == 128 ? (BN == 256 ? 4 : 6) : (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile::stage_bytes + epi_bytes + 1024;
   static_assert(BM == 128 || BM == 256, "each consumer warpgroup computes one or two m64 blocks");
-  static_assert(stages >= 3 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
+  static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
 };
 
 /// What the two CTAs of a cluster share by multicast: B, with their tiles a pair along M (every
@@ -102,7 +102,7 @@ struct cl_maps {
 /// BN % box_cols columns go in one more, unswizzled box through `tmap_tail` (BN = 152: 4 boxes of
 /// 32 columns + one of 24 for 16-bit C, 9 of 16 + one of 8 for FP32). Scale = false (alpha = 1)
 /// leaves the accumulators unscaled.
-template <class Out, int BN, bool Scale, int BoxBytes, int Bufs>
+template <class Out, int BN, bool Scale, int BoxBytes>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
                                                    void const* tmap_tail, std::uint32_t bufs, int t, int bar_id,
                                                    int row0, int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
@@ -123,8 +123,8 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
   };
 #pragma unroll
   for (int bx = 0; bx < boxes + (tail_cols > 0 ? 1 : 0); ++bx) {
-    std::uint32_t const buf = bufs + (seq++ % Bufs) * buf_bytes;
-    if (t == 0) bulk_wait_read<Bufs - 1>();  // the store that last read `buf` is done with it
+    std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
+    if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
     named_bar_sync(bar_id, 128);
     // The addresses below are recomputed each box rather than hoisted out of the caller's tile
     // loop: the pingpong kernel holds 192 accumulators here, and hoisted addresses spilled.
@@ -287,18 +287,18 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem
 /// Stores one warpgroup's 64 x BN accumulators at (row0, col0): through the staging buffers and
 /// TMA (16-bit C in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless it is 1; or,
 /// where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
-template <class In, int BN, int Box16, int Box32, int Bufs = epi_bufs>
+template <class In, int BN, int Box16, int Box32>
 __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
                                            void const* tmap_c, void const* tmap_tail, std::uint32_t bufs, int t,
                                            int bar_id, int row0, int col0, unsigned& seq) {
   if (tma_store) {
     bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
     if (p.c_f32) {
-      if (scale) tma_store_epilogue<float, BN, true, Box32, Bufs>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<float, BN, false, Box32, Bufs>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      if (scale) tma_store_epilogue<float, BN, true, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<float, BN, false, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     } else {
-      if (scale) tma_store_epilogue<In, BN, true, Box16, Bufs>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<In, BN, false, Box16, Bufs>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      if (scale) tma_store_epilogue<In, BN, true, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<In, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     }
   } else {
 #pragma unroll
@@ -309,10 +309,10 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
 }
 #endif
 
-template <class In, int BM, int BN, pair_share Share, int Bufs>
+template <class In, int BM, int BN, pair_share Share>
 __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using cfg = cl_config<BM, BN, Bufs>;
+  using cfg = cl_config<BM, BN>;
   constexpr int stages = cfg::stages;
   constexpr int mw = BM / 128;  // m64 blocks a consumer warpgroup computes: its BM / 2 rows of the tile
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -376,8 +376,8 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       if (!live) continue;
 #pragma unroll
       for (int i = 0; i < mw; ++i)
-        store_rows<In, BN, cfg::box16, cfg::box32, Bufs>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
-                                                   epi_base + c * Bufs * cfg::epi_buf_bytes, t, 1 + c,
+        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
+                                                   epi_base + c * epi_bufs * cfg::epi_buf_bytes, t, 1 + c,
                                                    tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();  // this warpgroup's stores are complete before the CTA may exit
@@ -501,20 +501,20 @@ __global__ void __launch_bounds__(threads, 1)
 
 /// One of rung 6's kernels and what its launch needs: the kernel, its tile (BM x BN) and its
 /// configuration (dynamic shared memory, C box row bytes).
-template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b, int Bufs = epi_bufs>
+template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b>
 struct rung6 {
   using in = In;
   static constexpr int bm = BM, bn = BN;
   static constexpr pair_share share = Share;
-  using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN, Bufs>>;
+  using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
   static auto kernel() {
     if constexpr (Pingpong) return pingpong_kernel<In, BN>;
-    else return cluster_kernel<In, BM, BN, Share, Bufs>;
+    else return cluster_kernel<In, BM, BN, Share>;
   }
 };
-template <class In, int BM, int BN, pair_share Share = pair_share::b, int Bufs = epi_bufs>
-using cooperative = rung6<In, BM, BN, false, Share, Bufs>;
+template <class In, int BM, int BN, pair_share Share = pair_share::b>
+using cooperative = rung6<In, BM, BN, false, Share>;
 template <class In, int BN>
 using pingpong = rung6<In, 128, BN, true>;
 
@@ -599,7 +599,6 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st); break;
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st); break;
-    case cluster_tile::coop_256x152_s3: launch<cooperative<In, 256, 152, pair_share::a, 4>>(p, st); break;
     case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st); break;
     case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st); break;
   }

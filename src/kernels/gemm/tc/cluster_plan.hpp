@@ -13,13 +13,12 @@ enum class cluster_tile : int {
   coop_128x128,      ///< the same on 128 x 128 tiles, where 128 x 256 pairs leave clusters idle
   coop_256x152,      ///< cooperative on 256 x 152 tiles (128 x 152 each), pairs along N sharing A: whole waves
                      ///< where 128 x 256 leaves a part
-  coop_256x152_s3,   ///< TRIAL: the same with 3 stages and 4 C buffers of 128-byte boxes a warpgroup
   pingpong_128x192,  ///< each consumer warpgroup owns whole 128 x 192 tiles; their k-loops alternate
   pingpong_128x160,  ///< the same on 128 x 160 tiles, where those make fuller waves
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests).
-enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256, cooperative256s3 };
+enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256 };
 
 /// How many clusters of each kernel the device runs at once (one wave of cluster tiles).
 struct cluster_capacity {
@@ -54,7 +53,6 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::pingpong192) return cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160) return cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::cooperative256) return cluster_tile::coop_256x152;
-  if (allowed == cluster_family::cooperative256s3) return cluster_tile::coop_256x152_s3;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative || coop != cluster_tile::coop_128x256) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -86,7 +84,6 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::coop_128x256: return "cooperative 128x256";
     case cluster_tile::coop_128x128: return "cooperative 128x128";
     case cluster_tile::coop_256x152: return "cooperative 256x152";
-    case cluster_tile::coop_256x152_s3: return "cooperative 256x152 s3";
     case cluster_tile::pingpong_128x192: return "pingpong 128x192";
     case cluster_tile::pingpong_128x160: return "pingpong 128x160";
   }
