@@ -34,7 +34,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -347,11 +346,6 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
         for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0.f;
       int prev = -1;
       for (int kb = 0; kb < g.nk; ++kb) {
-        if ((tma_store & 2) && prev >= 0 && !mbar_test(&full[s], phase)) {  // TRIAL: early release
-          wgmma_wait<0>();
-          release(prev);
-          prev = -1;
-        }
         mbar_wait(&full[s], phase);
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes + c * (BM / 2) * 128;
@@ -364,10 +358,8 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
             for (int i = 0; i < mw; ++i) wgmma_k16<In, BN>(acc[i], smem_desc(sa + i * 64 * 128 + kk * 32), db);
           }
           wgmma_commit();
-          if (prev >= 0) {
-            wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
-            release(prev);
-          }
+          wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
+          if (prev >= 0) release(prev);
           prev = s;
         } else {
           release(s);  // a tile past m: nothing to compute, the peer still needs the slot back
@@ -384,7 +376,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       if (!live) continue;
 #pragma unroll
       for (int i = 0; i < mw; ++i)
-        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, (tma_store & 1) != 0, &maps.c, &maps.c_tail,
+        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
                                                    epi_base + c * epi_bufs * cfg::epi_buf_bytes, t, 1 + c,
                                                    tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
     }
@@ -494,9 +486,9 @@ __global__ void __launch_bounds__(threads, 1)
       if (prev >= 0) release(prev);
       if (!live) continue;
       std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
-      store_rows<In, BN, cfg::box16, cfg::box32>(acc0, p, (tma_store & 1) != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
+      store_rows<In, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
                                                  tn * BN, epi_seq);
-      store_rows<In, BN, cfg::box16, cfg::box32>(acc1, p, (tma_store & 1) != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
+      store_rows<In, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
                                                  tm * 128 + 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();
@@ -577,8 +569,7 @@ void launch(problem const& p, cudaStream_t st) {
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st);
-  int const early = std::getenv("MEMLAB_TC_EARLY") && std::getenv("MEMLAB_TC_EARLY")[0] == '1' ? 2 : 0;  // TRIAL
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, (tma_store ? 1 : 0) | early));
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }
 

@@ -155,20 +155,6 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         : "memory");
   } while (done == 0);
 }
-/// Whether the phase of parity `parity` has completed, without waiting.
-__device__ __forceinline__ bool mbar_test(std::uint64_t* bar, unsigned parity) {
-  std::uint32_t done;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(smem_addr(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
-}
 /// 2-D TMA tile load: box at (x = inner coordinate, y = outer) into shared memory, completing
 /// on `bar`. Out-of-bounds parts of the box are filled with zeros (and still count as bytes).
 __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, void const* tmap, std::uint64_t* bar, int x, int y) {
