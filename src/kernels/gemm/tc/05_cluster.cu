@@ -26,10 +26,11 @@
 // beta != 0 (C must be read) or a C that TMA cannot address (base not 16-byte aligned, ldc
 // bytes not a multiple of 16) takes rung 5's register epilogue in the same kernel.
 //
-// Two kernels share all of the above (session 13, docs/tc-gemm.md): the cooperative one, whose
-// two consumer warpgroups split each tile (64 x BN each), and the pingpong one, whose consumer
-// warpgroups own whole 128 x BN tiles in turn (below, before its kernel). cluster_plan.hpp
-// decides which runs for a shape.
+// Two kernels share all of the above (sessions 13-14, docs/tc-gemm.md): the cooperative one,
+// whose two consumer warpgroups split each tile (64 x BN each at BM = 128; at 256 x 152, 128 x
+// 152 each as two m64 blocks, the pair along N sharing A instead of B, C in 64-byte boxes plus
+// an unswizzled tail box), and the pingpong one, whose consumer warpgroups own whole 128 x BN
+// tiles in turn (below, before its kernel). cluster_plan.hpp decides which runs for a shape.
 #include <cuda.h>
 
 #include <algorithm>
