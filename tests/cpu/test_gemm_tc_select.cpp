@@ -112,6 +112,25 @@ TEST(GemmTcSplitK, SplitsOnlyWhereTheTilesLeaveSmsIdle) {
 // H100's 66 clusters of each: the cost count and what the session-13 A/B measured.
 #include "kernels/gemm/tc/cluster_plan.hpp"
 
+// The cluster tiles in both of cl_grid's orders: pairs along M leave an odd last tile row
+// unpaired; row-major pairs wrap rows and leave only an odd count's last tile alone.
+TEST(GemmTcClusterPlan, PairsCoverEveryTile) {
+  using memlab::detail::gemm_tc::cluster_pairs;
+  EXPECT_EQ(cluster_pairs(3000, 5000, 256, 152, true), 198);  // 12 x 33 tiles: 3 waves of 66
+  EXPECT_EQ(cluster_pairs(3000, 5000, 256, 152, false), 198);  // 6 pair rows x 33
+  EXPECT_EQ(cluster_pairs(520, 456, 256, 152, true), 5);      // 3 x 3 tiles: the ninth alone
+  EXPECT_EQ(cluster_pairs(520, 456, 256, 152, false), 6);     // 2 pair rows (one half empty) x 3
+  EXPECT_EQ(cluster_pairs(4097, 4097, 128, 256, false), 17 * 17);
+  EXPECT_EQ(cluster_pairs(1, 1, 128, 256, false), 1);
+  EXPECT_EQ(cluster_pairs(0, 64, 128, 256, false), 0);
+  for (std::int64_t m : {1, 255, 256, 257, 3000})
+    for (std::int64_t n : {1, 151, 152, 153, 5000}) {
+      std::int64_t const tiles = ((m + 255) / 256) * ((n + 151) / 152);
+      EXPECT_GE(2 * cluster_pairs(m, n, 256, 152, true), tiles);      // every tile in a pair
+      EXPECT_LE(2 * cluster_pairs(m, n, 256, 152, true), tiles + 1);  // at most one alone
+    }
+}
+
 TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   using memlab::detail::gemm_tc::cluster_family;
   using memlab::detail::gemm_tc::cluster_tile;

@@ -544,8 +544,7 @@ template <class K>
 void launch(problem const& p, cudaStream_t st) {
   using In = typename K::in;
   constexpr int BM = K::bm, BN = K::bn;
-  std::int64_t const tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
-  std::int64_t const ctiles = K::share == pair_share::b ? (tiles_m + 1) / 2 * tiles_n : (tiles_m * tiles_n + 1) / 2;
+  std::int64_t const ctiles = cluster_pairs(p.m, p.n, BM, BN, K::share == pair_share::a);
   MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<In, __half>;
   cl_maps maps;

@@ -25,10 +25,19 @@ struct cluster_capacity {
   int coop, pp192, pp160, coop256;
 };
 
+/// The cluster tiles (pairs of bm x bn tiles) over an m x n C, in the two orders of cl_grid
+/// (05_cluster.cu): pairs along M (two tile rows of a column; an odd last row pairs with nothing),
+/// or row-major pairs that may wrap rows (`in_rows`; an odd count leaves the last tile alone).
+/// The launch sizes its grid by it and the rule below counts waves by it.
+inline std::int64_t cluster_pairs(std::int64_t m, std::int64_t n, int bm, int bn, bool in_rows) {
+  std::int64_t const tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
+  return in_rows ? (tiles_m * tiles_n + 1) / 2 : (tiles_m + 1) / 2 * tiles_n;
+}
+
 /// The cooperative kernel's tile: 128 x 256 unless its pairs leave clusters idle in the last
 /// wave and there is less than two waves of them; then 128 x 128 (twice the pairs).
 inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int clusters256) {
-  std::int64_t const pairs = ((m + 255) / 256) * ((n + 255) / 256);
+  std::int64_t const pairs = cluster_pairs(m, n, 128, 256, false);
   return pairs >= 2 * clusters256 || pairs % clusters256 == 0 ? cluster_tile::coop_128x256 : cluster_tile::coop_128x128;
 }
 
@@ -56,10 +65,8 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative || coop != cluster_tile::coop_128x256) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
-  auto const waves = [&](int bm, int bn, int clusters, bool pairs_in_rows = false) {
-    std::int64_t const tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
-    std::int64_t const pairs = pairs_in_rows ? (tiles_m * tiles_n + 1) / 2 : (tiles_m + 1) / 2 * tiles_n;
-    return static_cast<double>((pairs + clusters - 1) / clusters);
+  auto const waves = [&](int bm, int bn, int clusters, bool in_rows = false) {
+    return static_cast<double>((cluster_pairs(m, n, bm, bn, in_rows) + clusters - 1) / clusters);
   };
   double const coop_cost = waves(128, 256, cap.coop) * (nk + 2.5);
   cluster_tile best = cluster_tile::coop_128x256;
