@@ -369,7 +369,8 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
   e.description = "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"auto", "cooperative", "cooperative256", "pingpong192", "pingpong160"},
+  using memlab::detail::gemm_tc::cluster_family_names;
+  e.axes = {memlab::bench::variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)},
                                          {"auto", "cooperative256", "pingpong160"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape",
@@ -377,14 +378,7 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
                                         "4096x11008x4096", "16384x4096x4096"},
                                        {"1024"})};
   e.body = [](memlab::bench::state& s) {
-    using memlab::detail::gemm_tc::cluster_family;
-    std::string const v = s.variant();
-    cluster_family const f = v == "cooperative"      ? cluster_family::cooperative
-                             : v == "cooperative256" ? cluster_family::cooperative256
-                             : v == "pingpong192"    ? cluster_family::pingpong192
-                             : v == "pingpong160"    ? cluster_family::pingpong160
-                                                     : cluster_family::automatic;
-    memlab::detail::gemm_tc::cluster_family_scope const forced(f);
+    memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
     run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
   };
   using namespace memlab::bench;

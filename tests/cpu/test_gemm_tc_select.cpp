@@ -131,6 +131,18 @@ TEST(GemmTcClusterPlan, PairsCoverEveryTile) {
     }
 }
 
+// gemm.tc_cluster_kernels' variants name the families; a name that is none of them is an error.
+TEST(GemmTcClusterPlan, FamiliesByName) {
+  using memlab::detail::gemm_tc::cluster_family;
+  using memlab::detail::gemm_tc::cluster_family_from_name;
+  using memlab::detail::gemm_tc::cluster_family_name;
+  for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
+                           cluster_family::pingpong160, cluster_family::cooperative256})
+    EXPECT_EQ(cluster_family_from_name(cluster_family_name(f)), f);
+  EXPECT_EQ(cluster_family_from_name("auto"), cluster_family::automatic);
+  EXPECT_THROW(cluster_family_from_name("pingpong128"), memlab::error);
+}
+
 TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   using memlab::detail::gemm_tc::cluster_family;
   using memlab::detail::gemm_tc::cluster_tile;

@@ -315,10 +315,7 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
                            cluster_family::cooperative256}) {
     family_scope const scope(f);
-    SCOPED_TRACE(f == cluster_family::cooperative      ? "cooperative"
-                 : f == cluster_family::pingpong192    ? "pingpong 192"
-                 : f == cluster_family::pingpong160    ? "pingpong 160"
-                                                       : "cooperative 256");
+    SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
     check_many_tiles<__half, float>(gemm_tc_rung::cluster, 2304, 1024, 520);
   }

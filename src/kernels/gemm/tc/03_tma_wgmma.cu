@@ -53,12 +53,7 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
     std::uint32_t const sa = base + s * stage_bytes + wg * 64 * 128, sb = base + s * stage_bytes + a_bytes;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < bk / 16; ++kk) {
-      if constexpr (std::is_same_v<In, __half>)
-        wgmma_f16_m64n128k16(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
-      else
-        wgmma_bf16_m64n128k16(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
-    }
+    for (int kk = 0; kk < bk / 16; ++kk) wgmma_k16<In, 128>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(acc);

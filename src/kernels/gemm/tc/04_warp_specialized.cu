@@ -58,13 +58,6 @@ struct ws_config {
   static_assert(stages >= 4 && BM * partial_ld<BN> * 4 <= stages * stage_bytes, "the FP32 partial tile fits the stage slots");
 };
 
-template <class In, int BN>
-__device__ __forceinline__ void wgmma_tile_k16(float (&acc)[BN / 2], std::uint64_t da, std::uint64_t db) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  wgmma_k16<In, BN>(acc, da, db);
-#endif
-}
-
 template <class In, int BN, ws_mode Mode, int BM = 128>
 __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, problem p) {
@@ -148,7 +141,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < bk / 16; ++kk) wgmma_tile_k16<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+        for (int kk = 0; kk < bk / 16; ++kk) wgmma_k16<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
         if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);

@@ -537,7 +537,7 @@ int max_active_clusters() {
   });
 }
 
-/// Launches kernel K (tiles BM x BN in pairs along M) over min(cluster tiles, max active
+/// Launches kernel K (tiles BM x BN in pairs, cluster_pairs) over min(cluster tiles, max active
 /// clusters) clusters: A's and B's two parts' tensor maps, C's (and its tail box's) for the TMA
 /// store where C allows it.
 template <class K>
@@ -562,14 +562,12 @@ void launch(problem const& p, cudaStream_t st) {
     if (tail_bytes == 0) maps.c_tail = maps.c;
     else make_store_map(&maps.c_tail, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, tail_bytes);
   }
-  auto kernel = K::kernel();
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(K::cfg::smem_bytes)));
+  // max_active_clusters<K> has raised K's shared-memory limit on this device, once.
   std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st);
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, p, tma_store ? 1 : 0));
+  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::kernel(), maps, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }
 

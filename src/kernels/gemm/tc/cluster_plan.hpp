@@ -3,11 +3,15 @@
 // (tests/cpu/test_gemm_tc_select.cpp; the measurements behind the constants are in
 // docs/tc-gemm.md, "Session 13: pingpong").
 #include <cstdint>
+#include <iterator>
 #include <string>
+
+#include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
 
-/// Rung 6's kernels: both run in 2-CTA clusters along M sharing B by multicast.
+/// Rung 6's kernels, all in 2-CTA clusters: pairs along M sharing B by multicast, but for
+/// 256 x 152, whose pairs run along N sharing A.
 enum class cluster_tile : int {
   coop_128x256,      ///< cooperative: both consumer warpgroups share a 128 x 256 tile (64 x 256 each)
   coop_128x128,      ///< the same on 128 x 128 tiles, where 128 x 256 pairs leave clusters idle
@@ -17,8 +21,17 @@ enum class cluster_tile : int {
   pingpong_128x160,  ///< the same on 128 x 160 tiles, where those make fuller waves
 };
 
-/// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests).
+/// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
+/// gemm.tc_cluster_kernels, whose variants are the names below).
 enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256 };
+inline constexpr char const* cluster_family_names[] = {"auto", "cooperative", "pingpong192", "pingpong160",
+                                                       "cooperative256"};
+inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
+inline cluster_family cluster_family_from_name(std::string const& name) {
+  for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
+    if (name == cluster_family_names[i]) return static_cast<cluster_family>(i);
+  throw memlab::error("gemm_tc: no rung-6 kernel family named '" + name + "'");
+}
 
 /// How many clusters of each kernel the device runs at once (one wave of cluster tiles).
 struct cluster_capacity {

@@ -65,5 +65,5 @@ namespace memlab::detail::gemm_tc {
 /// with 64-byte swizzle, or another multiple of 16 below 128 unswizzled (the tail box of a tile
 /// those do not divide). C's base must be 16-byte aligned and ld * element size a multiple of 16.
 void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                    int box_rows, int box_bytes = 128);
+                    int box_rows, int box_bytes);
 }  // namespace memlab::detail::gemm_tc
