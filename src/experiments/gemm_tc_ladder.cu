@@ -189,8 +189,10 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
-    // Rung 6 runs one of two kernels by a rule (cluster_plan.hpp): the row names which.
-    if (rung == gemm_tc_rung::cluster) s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k));
+    // Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): the row names which.
+    // C here: beta = 0, an aligned base, ldc = n, so the TMA store where n's bytes are a multiple of 16.
+    if (rung == gemm_tc_rung::cluster)
+      s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k, static_cast<long>(n) * sizeof(Out) % 16 == 0));
     s.add_writes<Out>(mn);
     // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
     double const gemmex_ms =
@@ -399,6 +401,52 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
   {
     plot_spec p = bar_plot("gemm_tc_cluster_kernels.png", "Rung 6's kernels: speed as a fraction of cuBLAS", "shape",
                            "ratio_to_peer", {"variant"});
+    p.panels = "dtype";
+    p.refs = {{"value", "cuBLAS", 1.0}};
+    e.plots.push_back(p);
+  }
+  return e;
+}()};
+
+// The same kernels over a grid of shapes the targets do not name (squares 1536-6144, wide, tall,
+// short and long k): how far the rule's choice (auto, its kernel in extra.kernel) lands from the
+// fastest forced kernel of each shape, the check a new rule constant has to pass.
+memlab::bench::registrar const reg_cluster_survey{[] {
+  memlab::bench::experiment e;
+  e.id = "gemm.tc_cluster_survey";
+  e.description = "Tensor-core GEMM rung 6: each of its kernels forced over a grid of shapes, beside the rule's choice";
+  e.seed_ref = "001 §1-3";
+  e.default_suite = false;
+  using memlab::detail::gemm_tc::cluster_family_names;
+  e.axes = {memlab::bench::variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)},
+                                         {"auto", "cooperative"}),
+            memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
+            memlab::bench::string_axis("shape",
+                                       {"1536", "2048", "2560", "3072", "3584", "5120", "6144", "2048x8192x2048",
+                                        "8192x2048x2048", "6144x6144x1024", "1024x8192x8192", "2048x14336x4096",
+                                        "4096x4096x14336", "5120x5120x2560",
+                                        // held out: measured after the rule's constants were set from the 14 above
+                                        "2816", "4608", "3840", "1536x6144x1536", "6000x3000x2000", "2048x5120x8192",
+                                        "10240x2560x2048", "3000x4000x3000"},
+                                       {"1024"})};
+  e.body = [](memlab::bench::state& s) {
+    memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
+    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
+  };
+  using namespace memlab::bench;
+  e.describe_axis("variant", "", "rung 6's kernel, as gemm.tc_cluster_kernels: the rule's choice (auto) or one family forced");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
+  e.describe_axis("shape", "", "n (a cube) or m x n x k: squares, wide and tall C, short and long k");
+  e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
+  e.headline = best_row("Which of rung 6's kernels is fastest at 3072^3?", {{"shape", {"3072"}}, {"dtype", {"bf16"}}},
+                        "median_ms", "ratio_to_peer");
+  e.prose = {"Each of rung 6's kernels forced at shapes outside the issue's targets, every row paired with cuBLAS, beside "
+             "the rule's choice (auto; extra.kernel names it). Within a shape, compare the ratios to cuBLAS: the board's "
+             "clocks move between rows at the power cap, and the paired ratio carries that out.",
+             "The rule should land within noise of the fastest kernel at every shape.", ""};
+  {
+    plot_spec p = bar_plot("gemm_tc_cluster_survey.png", "Rung 6's kernels over shapes: speed as a fraction of cuBLAS",
+                           "shape", "ratio_to_peer", {"variant"});
     p.panels = "dtype";
     p.refs = {{"value", "cuBLAS", 1.0}};
     e.plots.push_back(p);

@@ -146,8 +146,9 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
 TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   using memlab::detail::gemm_tc::cluster_family;
   using memlab::detail::gemm_tc::cluster_tile;
-  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, cluster_family f = cluster_family::automatic) {
-    return memlab::detail::gemm_tc::cluster_pick(m, n, k, {66, 66, 66, 66}, f);
+  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, cluster_family f = cluster_family::automatic,
+                 bool tma = true) {
+    return memlab::detail::gemm_tc::cluster_pick(m, n, k, {66, 66, 66, 66}, f, tma);
   };
   // k = 1024: 16 k-blocks a tile, the cooperative epilogue a sixth of them (measured 0.866 -> 0.955).
   EXPECT_EQ(pick(8192, 8192, 1024), cluster_tile::pingpong_128x192);
@@ -157,19 +158,27 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(4096, 4096, 4096), cluster_tile::coop_128x256);
   // 4096 x 11008: 69 columns of 160 make 16.7 waves (17) against 10.4 (11) of 256: 5.6% fewer.
   EXPECT_EQ(pick(4096, 11008, 4096), cluster_tile::pingpong_128x160);
-  // Few waves (4-5 of the cooperative kernel's pairs): pingpong is not trusted there (the count
-  // promised it 10-15% at both; measured level and 1-8% slower). 256 x 152 tiles make whole
-  // waves instead: 12 x 33 tiles = 198 pairs, 3 waves of 1.05 x 1.1875 x 34.5 against 4 of 34.5
-  // (6.5% fewer); 4097^3: 17 x 27 tiles, 230 pairs, 4 waves against 5 (0.2% fewer: not enough).
+  // Few waves (fewer than 8 of the cooperative kernel's pairs): pingpong counts 5% slow there
+  // (pingpong_few_waves). 3000x5000x2000: 256 x 152 tiles make whole waves, 12 x 33 tiles = 198
+  // pairs, 3 waves of 1.05 x 1.1875 x 34.5 = 129 against 128 x 192's 5 x 0.75 x 33 x 1.05 = 130
+  // (measured 0.94 against 0.89) and 4 waves of 34.5 of the cooperative 128 x 256.
   EXPECT_EQ(pick(3000, 5000, 2000), cluster_tile::coop_256x152);
-  EXPECT_EQ(pick(4097, 4097, 4097), cluster_tile::coop_128x256);
-  // 3072^3: 3 waves of 128 x 256 pairs, 2 of 256 x 152 (17% fewer; pingpong not counted there).
-  EXPECT_EQ(pick(3072, 3072, 3072), cluster_tile::coop_256x152);
+  // 3072^3: 128 x 192 pairs make 3 waves of 0.75 x 49 = 110 (x 1.05), 256 x 152 2 of 126, 128 x 256
+  // 3 of 50.5 (measured 0.96, 0.88, 0.74 of cuBLAS).
+  EXPECT_EQ(pick(3072, 3072, 3072), cluster_tile::pingpong_128x192);
+  // 5120^3: 400 pairs of 128 x 256 make 7 waves (6.06); 128 x 160 10 of 0.625 x 81 (measured 0.97 against 0.87).
+  EXPECT_EQ(pick(5120, 5120, 5120), cluster_tile::pingpong_128x160);
+  // Few pairs: the cooperative kernel's 128 x 128 tiles against the others. 2560^3: 200 pairs of
+  // 128 x 128, 4 waves of 0.5 x 42.5 = 85 against 128 x 160's 3 of 0.625 x 41 = 77 (x 1.05)
+  // (measured 0.89 against 0.78); 2048^3: 2 waves of 0.5 x 34.5 against 49.5 and 41.25 (0.83 against 0.79).
+  EXPECT_EQ(pick(2560, 2560, 2560), cluster_tile::pingpong_128x160);
+  EXPECT_EQ(pick(2048, 2048, 2048), cluster_tile::coop_128x128);
+  // 4097^3 as the ladder runs it (ldc = 4097: no TMA store): pingpong is not considered, and the
+  // 256 x 152 count (4 waves of 1.05 x 1.1875 x 67.5) is within 2% of 128 x 256's 5 of 67.5.
+  EXPECT_EQ(pick(4097, 4097, 4097, cluster_family::automatic, false), cluster_tile::coop_128x256);
   // 16384 x 4096: within 1% either way, so the cooperative kernel stays (256 x 152: 14 waves of
   // 1.05 x 1.1875 against 16, 9% more).
   EXPECT_EQ(pick(16384, 4096, 4096), cluster_tile::coop_128x256);
-  // Few pairs: the cooperative kernel's 128 x 128 tiles, whatever pingpong would count.
-  EXPECT_EQ(pick(1024, 2048, 64), cluster_tile::coop_128x128);  // 32 pairs
   // Forced families (the GPU tests run rung 6's batteries through each).
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong192), cluster_tile::pingpong_128x192);
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong160), cluster_tile::pingpong_128x160);
@@ -178,6 +187,8 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative256), cluster_tile::coop_256x152);
   // Fewer pingpong clusters on a device turn the count back to the cooperative kernel.
   EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(8192, 8192, 1024, {66, 40, 40, 40}), cluster_tile::coop_128x256);
-  // ... and fewer 256 x 152 clusters the 128 x 256 one (3000x5000x2000: 198 pairs, 5 waves of 40).
-  EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 40}), cluster_tile::coop_128x256);
+  // ... and fewer 256 x 152 clusters another kernel (3000x5000x2000: 198 pairs, 5 waves of 40).
+  EXPECT_NE(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 40}), cluster_tile::coop_256x152);
+  // Beta != 0 or an unaligned C (register stores): no pingpong, whatever its count.
+  EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::automatic, false), cluster_tile::coop_128x256);
 }

@@ -537,6 +537,14 @@ int max_active_clusters() {
   });
 }
 
+/// Whether C takes rung 6's TMA store epilogue: beta = 0 (C is not read), its base 16-byte
+/// aligned, ldc bytes a multiple of 16. Else the kernels store from registers.
+bool c_takes_tma_store(problem const& p) {
+  int const out_bytes = p.c_f32 ? 4 : 2;
+  return p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
+         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
+}
+
 /// Launches kernel K (tiles BM x BN in pairs, cluster_pairs) over min(cluster tiles, max active
 /// clusters) clusters: A's and B's two parts' tensor maps, C's (and its tail box's) for the TMA
 /// store where C allows it.
@@ -553,8 +561,7 @@ void launch(problem const& p, cudaStream_t st) {
   make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
   make_tensor_map(&maps.b, p.b, f16, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
   int const out_bytes = p.c_f32 ? 4 : 2;
-  bool const tma_store = p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
-                         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
+  bool const tma_store = c_takes_tma_store(p);
   if (tma_store) {
     int const box_bytes = p.c_f32 ? K::cfg::box32 : K::cfg::box16;
     int const tail_bytes = BN * out_bytes % box_bytes;
@@ -577,23 +584,23 @@ namespace {
 std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 
 template <class In>
-cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k) {
+cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>()};
-  return cluster_pick(m, n, k, cap, current_cluster_family());
+  return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store);
 }
 }  // namespace
 
 void set_cluster_family(cluster_family k) { forced_kernel.store(static_cast<int>(k)); }
 cluster_family current_cluster_family() { return static_cast<cluster_family>(forced_kernel.load()); }
 
-std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k) {
-  return cluster_tile_name(f16 ? pick<__half>(m, n, k) : pick<__nv_bfloat16>(m, n, k));
+std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store) {
+  return cluster_tile_name(f16 ? pick<__half>(m, n, k, c_tma_store) : pick<__nv_bfloat16>(m, n, k, c_tma_store));
 }
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
-  switch (pick<In>(p.m, p.n, p.k)) {
+  switch (pick<In>(p.m, p.n, p.k, c_takes_tma_store(p))) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st); break;
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st); break;
