@@ -427,7 +427,10 @@ memlab::bench::registrar const reg_cluster_survey{[] {
                                         "4096x4096x14336", "5120x5120x2560",
                                         // held out: measured after the rule's constants were set from the 14 above
                                         "2816", "4608", "3840", "1536x6144x1536", "6000x3000x2000", "2048x5120x8192",
-                                        "10240x2560x2048", "3000x4000x3000"},
+                                        "10240x2560x2048", "3000x4000x3000",
+                                        // where pingpong's own waves (8 or more) and the cooperative kernel's (fewer) disagree
+                                        "3072x8192x4096", "4096x5120x4096", "6144x4096x2048", "12288x2048x4096",
+                                        "1536x16384x2048"},
                                        {"1024"})};
   e.body = [](memlab::bench::state& s) {
     memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));

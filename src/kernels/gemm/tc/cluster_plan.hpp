@@ -67,9 +67,11 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 /// (docs/tc-gemm.md, sessions 14-15):
 ///  - the 256 x 152 kernel counts 5% slow (`wide_slowdown`): it measured 5.6% and 7.3% below its
 ///    count at 3000x5000x2000 and 3072^3, 0.5% at 4097^3;
-///  - pingpong counts 5% slow where the cooperative 128 x 256 pairs make fewer than 8 waves
-///    (`pingpong_few_waves`): at 3000x5000x2000 its count was 4% under the 256 x 152 kernel's and
-///    it measured 6% slower; over 22 shapes (sessions 14-15) the count was otherwise within 4%.
+///  - a pingpong kernel counts 5% slow where its own pairs make fewer than 8 waves
+///    (`pingpong_few_waves`: its first fill and last epilogue are a larger share): at
+///    3000x5000x2000 its count was 4% under the 256 x 152 kernel's and it measured 6% slower.
+///    Over 22 surveyed shapes the count's pingpong-to-best-other ratio was otherwise within 5% at
+///    17 and on the right side at the rest; 13 held-out shapes checked the rule (session 15).
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
 /// epilogue, not the register stores of beta != 0 or an unaligned C (4097^3, ldc = 4097: both
 /// pingpong kernels measured 1-8% slower than the cooperative one there).
@@ -100,9 +102,12 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   consider(cluster_tile::coop_256x152,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
   if (c_tma_store) {
-    double const few = waves(128, 256, cap.coop) < 8 ? pingpong_few_waves : 1.0;
-    consider(cluster_tile::pingpong_128x192, few * waves(128, 192, cap.pp192) * 0.75 * (nk + 1.0));
-    consider(cluster_tile::pingpong_128x160, few * waves(128, 160, cap.pp160) * 0.625 * (nk + 1.0));
+    auto const pingpong = [&](int bn, int clusters) {
+      double const w = waves(128, bn, clusters);
+      return (w < 8 ? pingpong_few_waves : 1.0) * w * (bn / 256.0) * (nk + 1.0);
+    };
+    consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192));
+    consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160));
   }
   return best;
 }
