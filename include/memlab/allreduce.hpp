@@ -59,19 +59,33 @@ struct allreduce_options {
   /// Scratch per GPU is 2 x ranks x max_bytes (a slot per rank for one-shot's pushes, two
   /// parities so a call never waits for the previous one's readers).
   std::size_t max_bytes = std::size_t{8} << 20;
-  /// automatic: one_shot up to this many bytes, two_shot above (from 3 ranks: with 2, both move
-  /// the same bytes over the link and two-shot pays a second synchronisation, so one_shot always;
-  /// measured on 2 x H200: one_shot 1.24-1.63x NCCL from 512 KiB to 16 MiB, two_shot 0.82-1.32x).
-  std::size_t one_shot_max_bytes = std::size_t{256} << 10;
-  /// automatic: low_latency up to this many bytes (and while twice the message fits a slot,
-  /// 2 x bytes <= max_bytes), before one_shot and two_shot are considered. Measured on
-  /// 2 x H200: low_latency 4.2-6.1 us from 8 KiB to 256 KiB against one_shot's 6.9-7.7, still
-  /// ahead at 1 MiB (10.9 against 12.0 us), behind from 4 MiB (31 against 22 us).
+  /// The two thresholds below count the bytes a rank pushes to its peers, the message times
+  /// (ranks - 1): what one_shot and low_latency send grows with the ranks, two_shot's does not.
+  /// automatic: one_shot while a rank pushes at most this many bytes, two_shot above (from 3
+  /// ranks: with 2, both move the same bytes over the link and two-shot pays a second
+  /// synchronisation, so one_shot always; measured on 2 x H200: one_shot 1.24-1.63x NCCL from
+  /// 512 KiB to 16 MiB, two_shot 0.82-1.32x). On 4 x H200 one_shot leads two_shot to 1 MiB
+  /// (21.3 against 24.6 us; 3 MiB pushed) and trails it at 4 MiB (62 against 53 us).
+  std::size_t one_shot_max_bytes = std::size_t{3} << 20;
+  /// automatic: low_latency while a rank pushes at most this many bytes (and while twice the
+  /// message fits a slot, 2 x bytes <= max_bytes), before one_shot and two_shot are considered.
+  /// Measured on 2 x H200: low_latency 4.2-6.1 us from 8 KiB to 256 KiB against one_shot's
+  /// 6.9-7.7, still ahead at 1 MiB (10.9 against 12.0 us), behind from 4 MiB (31 against 22 us);
+  /// on 4 x H200 ahead to 256 KiB (12.5 against 12.8 us; 768 KiB pushed), behind at 512 KiB
+  /// (18.7 against 16.2).
   std::size_t low_latency_max_bytes = std::size_t{1} << 20;
   /// CTAs per GPU (0: the device's SM count, capped so all ranks' CTAs are co-resident).
   int blocks = 0;
   int threads = 512;
 };
+
+/// The algorithm `automatic` takes for a message (or a chunk of one) of `bytes` over `ranks`
+/// GPUs with options `opt` (peer_allreduce::choose; CPU-tested).
+inline allreduce_algorithm allreduce_choice(std::size_t bytes, int ranks, allreduce_options const& opt) noexcept {
+  std::size_t const pushed = bytes * static_cast<std::size_t>(ranks > 1 ? ranks - 1 : 1);
+  if (pushed <= opt.low_latency_max_bytes && 2 * bytes <= opt.max_bytes) return allreduce_algorithm::low_latency;
+  return ranks <= 2 || pushed <= opt.one_shot_max_bytes ? allreduce_algorithm::one_shot : allreduce_algorithm::two_shot;
+}
 
 /// Upper bound on the ranks of one group.
 inline constexpr int allreduce_max_ranks = 16;
@@ -95,11 +109,7 @@ class peer_allreduce {
            allreduce_algorithm algo = allreduce_algorithm::automatic);
 
   /// The algorithm `automatic` picks for a message (or a chunk of one) of `bytes`.
-  allreduce_algorithm choose(std::size_t bytes) const noexcept {
-    if (bytes <= opt_.low_latency_max_bytes && 2 * bytes <= opt_.max_bytes) return allreduce_algorithm::low_latency;
-    return ranks() <= 2 || bytes <= opt_.one_shot_max_bytes ? allreduce_algorithm::one_shot
-                                                            : allreduce_algorithm::two_shot;
-  }
+  allreduce_algorithm choose(std::size_t bytes) const noexcept { return allreduce_choice(bytes, ranks(), opt_); }
   int ranks() const noexcept { return static_cast<int>(devices_.size()); }
   std::vector<int> const& devices() const noexcept { return devices_; }
   int blocks() const noexcept { return blocks_; }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/link/partition.hpp"
+#include "memlab/allreduce.hpp"
 
 using namespace memlab::link;
 
@@ -69,4 +70,32 @@ TEST(LinkPartition, NcclTestsSizes) {
   EXPECT_EQ(1026u, ar.send);
   EXPECT_EQ(1026u, ar.recv);
   EXPECT_EQ(0u, shape_of(collective::all_gather, 2, 8).part);  // less than one float per rank
+}
+
+// peer_allreduce's automatic choice: the thresholds count what a rank pushes (message x (ranks - 1)).
+TEST(LinkAllreduceChoice, ThresholdsCountPushedBytes) {
+  using memlab::allreduce_algorithm;
+  using memlab::allreduce_choice;
+  memlab::allreduce_options const opt;  // low_latency to 1 MiB pushed, one_shot to 3 MiB pushed, slots of 8 MiB
+  constexpr std::size_t kib = 1024, mib = 1024 * kib;
+  // 2 ranks (as measured on 2 x H200): low_latency to 1 MiB, one_shot above at every size.
+  EXPECT_EQ(allreduce_choice(8 * kib, 2, opt), allreduce_algorithm::low_latency);
+  EXPECT_EQ(allreduce_choice(1 * mib, 2, opt), allreduce_algorithm::low_latency);
+  EXPECT_EQ(allreduce_choice(1 * mib + 16, 2, opt), allreduce_algorithm::one_shot);
+  EXPECT_EQ(allreduce_choice(64 * mib, 2, opt), allreduce_algorithm::one_shot);
+  // 4 ranks (4 x H200): low_latency to 256 KiB, one_shot at 512 KiB and 1 MiB, two_shot from 4 MiB.
+  EXPECT_EQ(allreduce_choice(256 * kib, 4, opt), allreduce_algorithm::low_latency);
+  EXPECT_EQ(allreduce_choice(512 * kib, 4, opt), allreduce_algorithm::one_shot);
+  EXPECT_EQ(allreduce_choice(1 * mib, 4, opt), allreduce_algorithm::one_shot);
+  EXPECT_EQ(allreduce_choice(4 * mib, 4, opt), allreduce_algorithm::two_shot);
+  // 8 ranks: the same pushed bytes, so smaller messages.
+  EXPECT_EQ(allreduce_choice(128 * kib, 8, opt), allreduce_algorithm::low_latency);
+  EXPECT_EQ(allreduce_choice(256 * kib, 8, opt), allreduce_algorithm::one_shot);
+  EXPECT_EQ(allreduce_choice(1 * mib, 8, opt), allreduce_algorithm::two_shot);
+  // One rank: nothing crosses a link; the message alone counts.
+  EXPECT_EQ(allreduce_choice(1 * mib, 1, opt), allreduce_algorithm::low_latency);
+  // low_latency needs twice the message in a slot.
+  memlab::allreduce_options small = opt;
+  small.max_bytes = 256 * kib;
+  EXPECT_EQ(allreduce_choice(256 * kib, 2, small), allreduce_algorithm::one_shot);
 }
