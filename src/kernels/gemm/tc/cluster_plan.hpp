@@ -70,8 +70,9 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 ///  - a pingpong kernel counts 5% slow where its own pairs make fewer than 8 waves
 ///    (`pingpong_few_waves`: its first fill and last epilogue are a larger share): at
 ///    3000x5000x2000 its count was 4% under the 256 x 152 kernel's and it measured 6% slower.
-///    Over 22 surveyed shapes the count's pingpong-to-best-other ratio was otherwise within 5% at
-///    17 and on the right side at the rest; 13 held-out shapes checked the rule (session 15).
+///    Over the 22 shapes surveyed in session 15 the count's pingpong-to-best-other ratio was
+///    within 5% of the measured one at 17; at 3 more it erred without changing the choice, and
+///    at 4097^3 C's register stores are the reason (below). 13 held-out shapes checked the rule.
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
 /// epilogue, not the register stores of beta != 0 or an unaligned C (4097^3, ldc = 4097: both
 /// pingpong kernels measured 1-8% slower than the cooperative one there).
