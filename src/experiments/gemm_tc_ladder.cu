@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "bench/experiment.hpp"
 #include "bench/state.hpp"
@@ -190,9 +192,9 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
     // Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): the row names which.
-    // C here: beta = 0, an aligned base, ldc = n, so the TMA store where n's bytes are a multiple of 16.
     if (rung == gemm_tc_rung::cluster)
-      s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k, static_cast<long>(n) * sizeof(Out) % 16 == 0));
+      s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(
+                                f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c.data(), n, sizeof(Out), 0.f)));
     s.add_writes<Out>(mn);
     // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
     double const gemmex_ms =
@@ -362,98 +364,93 @@ memlab::bench::registrar const reg_bits{[] {
   return e;
 }()};
 
-// Rung 6 runs one of its kernels by a wave count (cluster_plan.hpp). This experiment runs each
-// of them forced, beside the rule's choice, at the shapes the count decides: the measurement
-// behind the rule and the way to check it on another GPU.
-memlab::bench::registrar const reg_cluster_kernels{[] {
-  memlab::bench::experiment e;
-  e.id = "gemm.tc_cluster_kernels";
-  e.description = "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice";
+// Rung 6 runs one of its kernels by a wave count (cluster_plan.hpp). Two experiments run each of
+// them forced beside the rule's choice, every row paired with cuBLAS: gemm.tc_cluster_kernels at
+// the shapes the issue's targets name, gemm.tc_cluster_survey over a grid of others.
+struct cluster_experiment_text {
+  char const* id;
+  char const* description;
+  std::vector<std::string> quick_variants, shapes;
+  char const* shape_text;
+  char const* question;
+  char const* headline_shape;
+  std::string intro;
+  char const* plot_file;
+  char const* plot_title;
+};
+
+memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
+  using namespace memlab::bench;
+  experiment e;
+  e.id = t.id;
+  e.description = t.description;
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
   using memlab::detail::gemm_tc::cluster_family_names;
-  e.axes = {memlab::bench::variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)},
-                                         {"auto", "cooperative256", "pingpong160"}),
-            memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
-            memlab::bench::string_axis("shape",
-                                       {"4096", "8192", "4097", "3072", "3000x5000x2000", "8192x8192x1024",
-                                        "4096x11008x4096", "16384x4096x4096"},
-                                       {"1024"})};
-  e.body = [](memlab::bench::state& s) {
+  e.axes = {variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)}, t.quick_variants),
+            string_axis("dtype", {"bf16", "f16"}, {"bf16"}), string_axis("shape", t.shapes, {"1024"})};
+  e.body = [](state& s) {
     memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
     run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
   };
-  using namespace memlab::bench;
   e.describe_axis("variant", "",
                   "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, the cooperative "
                   "256x152 kernel (128x152 a warpgroup, pairs along N sharing A), or the pingpong kernel at 128x192 or "
                   "128x160 a warpgroup");
   e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
-  e.describe_axis("shape", "", "n (a cube) or m x n x k, as gemm.tc_ladder");
+  e.describe_axis("shape", "", t.shape_text);
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
-  e.headline = best_row("Does the rule pick rung 6's fastest kernel at 3000x5000x2000?",
-                        {{"shape", {"3000x5000x2000"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
-  e.prose = {"Rung 6 of the tensor-core ladder has cooperative kernels (both consumer warpgroups share a tile, "
-             "128x256 or 256x152, and store it together) and pingpong kernels (each warpgroup owns whole tiles; one stores C while the other "
-             "multiplies). A count of k-block times per cluster picks one per shape; here each runs forced, every row "
-             "paired with cuBLAS, and the auto row names the kernel the rule took (extra.kernel).",
+  e.headline = best_row(t.question, {{"shape", {t.headline_shape}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {t.intro + " Within a shape, compare the ratios to cuBLAS: the board's clocks move between rows at the power "
+                       "cap, and the paired ratio carries that out.",
              "The rule should pick the fastest kernel, or one within noise of it, at every shape.", ""};
-  {
-    plot_spec p = bar_plot("gemm_tc_cluster_kernels.png", "Rung 6's kernels: speed as a fraction of cuBLAS", "shape",
-                           "ratio_to_peer", {"variant"});
-    p.panels = "dtype";
-    p.refs = {{"value", "cuBLAS", 1.0}};
-    e.plots.push_back(p);
-  }
+  plot_spec p = bar_plot(t.plot_file, t.plot_title, "shape", "ratio_to_peer", {"variant"});
+  p.panels = "dtype";
+  p.refs = {{"value", "cuBLAS", 1.0}};
+  e.plots.push_back(p);
   return e;
+}
+
+char const* const cluster_intro =
+    "Rung 6 of the tensor-core ladder has cooperative kernels (both consumer warpgroups share a tile, 128x256 or "
+    "256x152, and store it together) and pingpong kernels (each warpgroup owns whole tiles; one stores C while the "
+    "other multiplies). A count of k-block times per cluster picks one per shape; here each runs forced, every row "
+    "paired with cuBLAS, and the auto row names the kernel the rule took (extra.kernel).";
+
+memlab::bench::registrar const reg_cluster_kernels{[] {
+  return cluster_experiment({"gemm.tc_cluster_kernels",
+                             "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice",
+                             {"auto", "cooperative256", "pingpong160"},
+                             {"4096", "8192", "4097", "3072", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096",
+                              "16384x4096x4096"},
+                             "n (a cube) or m x n x k, as gemm.tc_ladder",
+                             "Does the rule pick rung 6's fastest kernel at 3000x5000x2000?",
+                             "3000x5000x2000",
+                             cluster_intro,
+                             "gemm_tc_cluster_kernels.png",
+                             "Rung 6's kernels: speed as a fraction of cuBLAS"});
 }()};
 
-// The same kernels over a grid of shapes the targets do not name (squares 1536-6144, wide, tall,
-// short and long k): how far the rule's choice (auto, its kernel in extra.kernel) lands from the
-// fastest forced kernel of each shape, the check a new rule constant has to pass.
+// The grid of the survey: squares 1536-6144, wide, tall, short and long k; how far the rule's
+// choice lands from the fastest forced kernel of each shape is the check a new rule constant has
+// to pass (docs/tc-gemm.md, "Session 15").
 memlab::bench::registrar const reg_cluster_survey{[] {
-  memlab::bench::experiment e;
-  e.id = "gemm.tc_cluster_survey";
-  e.description = "Tensor-core GEMM rung 6: each of its kernels forced over a grid of shapes, beside the rule's choice";
-  e.seed_ref = "001 §1-3";
-  e.default_suite = false;
-  using memlab::detail::gemm_tc::cluster_family_names;
-  e.axes = {memlab::bench::variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)},
-                                         {"auto", "cooperative"}),
-            memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
-            memlab::bench::string_axis("shape",
-                                       {"1536", "2048", "2560", "3072", "3584", "5120", "6144", "2048x8192x2048",
-                                        "8192x2048x2048", "6144x6144x1024", "1024x8192x8192", "2048x14336x4096",
-                                        "4096x4096x14336", "5120x5120x2560",
-                                        // held out: measured after the rule's constants were set from the 14 above
-                                        "2816", "4608", "3840", "1536x6144x1536", "6000x3000x2000", "2048x5120x8192",
-                                        "10240x2560x2048", "3000x4000x3000",
-                                        // where pingpong's own waves (8 or more) and the cooperative kernel's (fewer) disagree
-                                        "3072x8192x4096", "4096x5120x4096", "6144x4096x2048", "12288x2048x4096",
-                                        "1536x16384x2048"},
-                                       {"1024"})};
-  e.body = [](memlab::bench::state& s) {
-    memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
-    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
-  };
-  using namespace memlab::bench;
-  e.describe_axis("variant", "", "rung 6's kernel, as gemm.tc_cluster_kernels: the rule's choice (auto) or one family forced");
-  e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
-  e.describe_axis("shape", "", "n (a cube) or m x n x k: squares, wide and tall C, short and long k");
-  e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
-  e.headline = best_row("Which of rung 6's kernels is fastest at 3072^3?", {{"shape", {"3072"}}, {"dtype", {"bf16"}}},
-                        "median_ms", "ratio_to_peer");
-  e.prose = {"Each of rung 6's kernels forced at shapes outside the issue's targets, every row paired with cuBLAS, beside "
-             "the rule's choice (auto; extra.kernel names it). Within a shape, compare the ratios to cuBLAS: the board's "
-             "clocks move between rows at the power cap, and the paired ratio carries that out.",
-             "The rule should land within noise of the fastest kernel at every shape.", ""};
-  {
-    plot_spec p = bar_plot("gemm_tc_cluster_survey.png", "Rung 6's kernels over shapes: speed as a fraction of cuBLAS",
-                           "shape", "ratio_to_peer", {"variant"});
-    p.panels = "dtype";
-    p.refs = {{"value", "cuBLAS", 1.0}};
-    e.plots.push_back(p);
-  }
-  return e;
+  return cluster_experiment(
+      {"gemm.tc_cluster_survey",
+       "Tensor-core GEMM rung 6: each of its kernels forced over a grid of shapes, beside the rule's choice",
+       {"auto", "cooperative"},
+       {"1536", "2048", "2560", "3072", "3584", "5120", "6144", "2048x8192x2048", "8192x2048x2048", "6144x6144x1024",
+        "1024x8192x8192", "2048x14336x4096", "4096x4096x14336", "5120x5120x2560",
+        // held out: measured after the rule's constants were set from the 14 above
+        "2816", "4608", "3840", "1536x6144x1536", "6000x3000x2000", "2048x5120x8192", "10240x2560x2048",
+        "3000x4000x3000",
+        // where pingpong's own waves (8 or more) and the cooperative kernel's (fewer) disagree
+        "3072x8192x4096", "4096x5120x4096", "6144x4096x2048", "12288x2048x4096", "1536x16384x2048"},
+       "n (a cube) or m x n x k: squares, wide and tall C, short and long k",
+       "Which of rung 6's kernels is fastest at 3072^3?",
+       "3072",
+       std::string(cluster_intro) + " The shapes are ones the issue's targets do not name.",
+       "gemm_tc_cluster_survey.png",
+       "Rung 6's kernels over shapes: speed as a fraction of cuBLAS"});
 }()};
 }  // namespace

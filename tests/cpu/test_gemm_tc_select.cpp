@@ -143,6 +143,19 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
   EXPECT_THROW(cluster_family_from_name("pingpong128"), memlab::error);
 }
 
+// Rung 6's TMA store takes C where beta = 0, C's base is 16-byte aligned and ldc x the element
+// size is a multiple of 16 (the launch and the ladder's kernel name ask the same function).
+TEST(GemmTcClusterPlan, TmaStoreNeedsAlignedCAndNoBeta) {
+  using memlab::detail::gemm_tc::cluster_c_tma_store;
+  alignas(16) static unsigned char c[64];
+  EXPECT_TRUE(cluster_c_tma_store(c, 4096, 2, 0.f));
+  EXPECT_FALSE(cluster_c_tma_store(c, 4097, 2, 0.f));  // 4097 x 2 bytes: the ladder's 4097^3 row
+  EXPECT_TRUE(cluster_c_tma_store(c, 4100, 4, 0.f));   // FP32: 16400 bytes
+  EXPECT_FALSE(cluster_c_tma_store(c, 4098, 4, 0.f));
+  EXPECT_FALSE(cluster_c_tma_store(c + 8, 4096, 2, 0.f));  // base 8 bytes off
+  EXPECT_FALSE(cluster_c_tma_store(c, 4096, 2, 1.f));      // beta != 0 reads C
+}
+
 TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   using memlab::detail::gemm_tc::cluster_family;
   using memlab::detail::gemm_tc::cluster_tile;

@@ -537,19 +537,14 @@ int max_active_clusters() {
   });
 }
 
-/// Whether C takes rung 6's TMA store epilogue: beta = 0 (C is not read), its base 16-byte
-/// aligned, ldc bytes a multiple of 16. Else the kernels store from registers.
-bool c_takes_tma_store(problem const& p) {
-  int const out_bytes = p.c_f32 ? 4 : 2;
-  return p.beta == 0.f && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0 &&
-         (static_cast<std::size_t>(p.ldc) * out_bytes) % 16 == 0;
-}
+/// Whether C takes the TMA store (cluster_c_tma_store), from the problem's fields.
+bool c_takes_tma_store(problem const& p) { return cluster_c_tma_store(p.c, p.ldc, p.c_f32 ? 4 : 2, p.beta); }
 
 /// Launches kernel K (tiles BM x BN in pairs, cluster_pairs) over min(cluster tiles, max active
 /// clusters) clusters: A's and B's two parts' tensor maps, C's (and its tail box's) for the TMA
-/// store where C allows it.
+/// store where C takes it (`tma_store`: c_takes_tma_store, as the choice of K saw it).
 template <class K>
-void launch(problem const& p, cudaStream_t st) {
+void launch(problem const& p, cudaStream_t st, bool tma_store) {
   using In = typename K::in;
   constexpr int BM = K::bm, BN = K::bn;
   std::int64_t const ctiles = cluster_pairs(p.m, p.n, BM, BN, K::share == pair_share::a);
@@ -561,7 +556,6 @@ void launch(problem const& p, cudaStream_t st) {
   make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
   make_tensor_map(&maps.b, p.b, f16, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
   int const out_bytes = p.c_f32 ? 4 : 2;
-  bool const tma_store = c_takes_tma_store(p);
   if (tma_store) {
     int const box_bytes = p.c_f32 ? K::cfg::box32 : K::cfg::box16;
     int const tail_bytes = BN * out_bytes % box_bytes;
@@ -600,12 +594,13 @@ std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::i
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
-  switch (pick<In>(p.m, p.n, p.k, c_takes_tma_store(p))) {
-    case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st); break;
-    case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st); break;
-    case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st); break;
-    case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st); break;
-    case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st); break;
+  bool const tma_store = c_takes_tma_store(p);
+  switch (pick<In>(p.m, p.n, p.k, tma_store)) {
+    case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st, tma_store); break;
+    case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st, tma_store); break;
+    case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st, tma_store); break;
+    case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st, tma_store); break;
+    case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st, tma_store); break;
   }
 }
 

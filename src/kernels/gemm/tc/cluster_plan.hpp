@@ -47,6 +47,13 @@ inline std::int64_t cluster_pairs(std::int64_t m, std::int64_t n, int bm, int bn
   return in_rows ? (tiles_m * tiles_n + 1) / 2 : (tiles_m + 1) / 2 * tiles_n;
 }
 
+/// Whether C takes rung 6's TMA store epilogue: beta = 0 (C is not read), its base 16-byte
+/// aligned, ldc times the element size a multiple of 16. Else the kernels store from registers,
+/// and cluster_pick does not weigh pingpong (its `c_tma_store`).
+inline bool cluster_c_tma_store(void const* c, std::int64_t ldc, int out_bytes, float beta) {
+  return beta == 0.f && reinterpret_cast<std::uintptr_t>(c) % 16 == 0 && (ldc * out_bytes) % 16 == 0;
+}
+
 /// The cooperative kernel's tile: 128 x 256 unless its pairs leave clusters idle in the last
 /// wave and there is less than two waves of them; then 128 x 128 (twice the pairs).
 inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int clusters256) {
@@ -140,7 +147,7 @@ class cluster_family_scope {
 };
 
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows);
-/// `c_tma_store`: C can take the TMA store (beta = 0, base 16-byte aligned, ldc bytes a multiple of 16).
+/// `c_tma_store`: cluster_c_tma_store of the call's C.
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store);
 
 }  // namespace memlab::detail::gemm_tc
