@@ -21,8 +21,17 @@
 // image can run. A rung named explicitly that cannot take the problem throws. BF16 needs
 // an sm_80+ image (Turing has no BF16 tensor cores); FP16 runs from sm_75.
 // Invalid arguments throw memlab::error with one line before any work is issued, C untouched.
+//
+// memlab::gemm_e4m3: FP8 (E4M3) inputs, FP32 accumulation, BF16 or FP32 C, on rung 6's kernels
+// only (sm_90a: wgmma takes FP8 from shared memory K-major only, as cublasLt's FP8 GEMM does):
+// op_a = n, op_b = t, A and B 16-byte aligned with lda and ldb multiples of 16; anything else
+// throws (there is no slower FP8 rung to fall back to). Hopper's FP8 tensor cores add each
+// k32 product into the FP32 accumulators with fewer bits than an FP32 add keeps (cublasLt's
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM mode): docs/tc-gemm.md, "FP8", gives the error bound the
+// tests hold it to.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -58,6 +67,15 @@ void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::i
               __half const* a, std::int64_t lda, __half const* b, std::int64_t ldb, float beta, float* c,
               std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
 
+/// FP8 E4M3 inputs (see above): C is BF16 or FP32; rung automatic or cluster.
+void gemm_e4m3(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_fp8_e4m3 const* a, std::int64_t lda, __nv_fp8_e4m3 const* b, std::int64_t ldb, float beta,
+               __nv_bfloat16* c, std::int64_t ldc, cudaStream_t stream = nullptr,
+               gemm_tc_rung rung = gemm_tc_rung::automatic);
+void gemm_e4m3(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_fp8_e4m3 const* a, std::int64_t lda, __nv_fp8_e4m3 const* b, std::int64_t ldb, float beta, float* c,
+               std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
+
 /// "wmma", "mma_sync", "tma_wgmma", "warp_specialized", "persistent", "cluster" (rungs 1..6, in order).
 std::vector<std::string> gemm_tc_rung_names();
 std::string gemm_tc_rung_name(gemm_tc_rung rung);
@@ -76,12 +94,15 @@ struct gemm_tc_target {
 /// The current device and this binary's rung kernels (cached per device).
 gemm_tc_target gemm_tc_current_target();
 
+/// The element type of A and B.
+enum class gemm_tc_input { bf16, f16, e4m3 };
+
 /// The problem's properties the rung choice looks at.
 struct gemm_tc_shape {
   std::int64_t m = 0, n = 0, k = 0;
   gemm_op op_a = gemm_op::n, op_b = gemm_op::t;
-  bool bf16 = true;      ///< BF16 inputs (else FP16)
-  bool aligned = true;   ///< A and B 16-byte aligned, lda and ldb multiples of 8 elements
+  gemm_tc_input input = gemm_tc_input::bf16;
+  bool aligned = true;   ///< A and B 16-byte aligned, lda and ldb rows multiples of 16 bytes
 };
 
 /// Empty when `rung` can run `shape` on `target`; otherwise one line saying why not. No CUDA calls.

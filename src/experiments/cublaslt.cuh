@@ -37,16 +37,24 @@ inline cublasLtHandle_t cublaslt() {
 }
 
 /// Row-major C (m x n, ldc = n) = A (m x k, row stride ld) * B^T (B stored n x k, row stride
-/// ld), FP32 compute, alpha = 1, beta = 0, as column-major C^T = B^T' A' (op T on B, N on A).
+/// ld), FP32 compute, alpha = 1, beta = 0, as column-major C^T = B^T' A' (op T on B, N on A:
+/// the "TN" layout FP8 requires). `fast_accum` (FP8 only): CUBLASLT_MATMUL_DESC_FAST_ACCUM, the
+/// tensor cores' own FP8 accumulation throughout; without it cublasLt periodically promotes
+/// partial sums into separate FP32 accumulators (more exact, slower).
 class lt_gemm {
  public:
   static constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
 
-  lt_gemm(cudaDataType_t in, cudaDataType_t out, int m, int n, int k, int ld) : ws_(workspace_bytes) {
+  lt_gemm(cudaDataType_t in, cudaDataType_t out, int m, int n, int k, int ld, bool fast_accum = false)
+      : ws_(workspace_bytes) {
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t const ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    if (fast_accum) {
+      std::int8_t const on = 1;
+      MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &on, sizeof on));
+    }
     MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, k, n, ld));  // B^T' stored k x n column-major
     MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, k, m, ld));  // A' stored k x m column-major
     MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, out, n, m, n));

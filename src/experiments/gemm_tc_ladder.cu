@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/tolerance.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/gemm_tc.hpp"
@@ -45,6 +47,19 @@ __global__ void fill_16bit(T* out, std::size_t n, std::uint64_t seed, bool bf16_
     if constexpr (std::is_same_v<T, __half>) out[i] = __float2half_rn(v);
     else out[i] = __float2bfloat16_rn(v);
   }
+}
+
+/// Seeded uniform [-1, 1) values rounded to FP8 E4M3 (to nearest, saturating).
+__global__ void fill_e4m3(__nv_fp8_e4m3* out, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = __nv_fp8_e4m3(memlab::experiments::seeded_value<float>(seed, i));
+}
+
+/// E4M3 to BF16, exactly (3 mantissa bits and exponents 2^-9..2^8 fit BF16's 7 and 8): the
+/// reference multiplies the same numbers through cublasGemmEx.
+__global__ void widen_e4m3(__nv_fp8_e4m3 const* in, __nv_bfloat16* out, std::size_t n) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(static_cast<float>(in[i]));
 }
 
 template <class T>
@@ -80,14 +95,15 @@ __global__ void compare_kernel(T const* got, float const* ref, long long rows, l
 /// |ours - ref| <= abs + rel |ref|: abs grows with k (FP32 accumulation in a different order, and
 /// the tensor cores' own alignment of the products), rel is one unit in the last place of the
 /// output type (ours is rounded once, the FP32 reference is not).
-double abs_tol(long long k) { return static_cast<double>(k + 1) * 0x1p-18; }
+double abs_tol(long long k) { return detail::gemm_tc::abs_tolerance_16bit(k); }
 double rel_tol(std::string const& out, bool f16) {
   if (out == "f32") return 0x1p-20;
   return f16 ? 0x1p-10 : 0x1p-7;
 }
 
 template <class T>
-bench::verification compare(T const* got, float const* ref, long long m, long long n, double rel, double abs) {
+bench::verification compare(T const* got, float const* ref, long long m, long long n, double rel, double abs,
+                            std::string const& ref_text = "cublasGemmEx FP32 compute") {
   device_buffer<cmp_result> res(1);
   cmp_result init{0u, 0ull, ~0ull};
   MEMLAB_CUDA_CHECK(cudaMemcpy(res.data(), &init, sizeof init, cudaMemcpyHostToDevice));
@@ -102,7 +118,7 @@ bench::verification compare(T const* got, float const* ref, long long m, long lo
   v.tolerance = 1.0;
   v.metric = "max |err| / (abs + rel |ref|)";
   v.status = h.bad == 0 ? bench::verdict::passed : bench::verdict::failed;
-  v.detail = h.bad == 0 ? "vs cublasGemmEx FP32 compute, abs tol " + std::to_string(abs) + ", rel " + std::to_string(rel)
+  v.detail = h.bad == 0 ? "vs " + ref_text + ", abs tol " + std::to_string(abs) + ", rel " + std::to_string(rel)
                         : std::to_string(h.bad) + " elements out of tolerance; first at (" +
                               std::to_string(h.first_bad / n) + ", " + std::to_string(h.first_bad % n) + ")";
   return v;
@@ -127,13 +143,13 @@ struct lt_pick {
   nlohmann::json info;
 };
 
-lt_pick const& cublaslt_pick(experiments::lt_gemm const& g, bool f16, bool out_f32, int m, int n, int k, int ld,
-                             void const* a, void const* b, void* c, cudaStream_t st) {
+lt_pick const& cublaslt_pick(experiments::lt_gemm const& g, std::string const& type_key, bool out_f32, int m, int n,
+                             int k, int ld, void const* a, void const* b, void* c, cudaStream_t st) {
   static std::mutex mu;
   static std::map<std::string, lt_pick> cache;
   int dev = 0;
   MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  std::string const key = std::to_string(dev) + (f16 ? "|f16" : "|bf16") + (out_f32 ? "|f32|" : "|same|") +
+  std::string const key = std::to_string(dev) + "|" + type_key + (out_f32 ? "|f32|" : "|same|") +
                           std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" + std::to_string(ld);
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -158,7 +174,7 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
   gs.m = m;
   gs.n = n;
   gs.k = k;
-  gs.bf16 = !f16;
+  gs.input = f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16;
   if (auto why = gemm_tc_unavailable(rung, gs, gemm_tc_current_target()); !why.empty()) s.skip(why);
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
 
@@ -215,7 +231,7 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
       cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
       lt_kept = std::make_unique<experiments::lt_gemm>(in_t, out_f32 ? CUDA_R_32F : in_t, m, n, k, ld);
       experiments::lt_gemm const& lt = *lt_kept;
-      lt_pick const& pick = cublaslt_pick(lt, f16, out_f32, m, n, k, ld, a.data(), b.data(), peer.data(), st);
+      lt_pick const& pick = cublaslt_pick(lt, f16 ? "f16" : "bf16", out_f32, m, n, k, ld, a.data(), b.data(), peer.data(), st);
       peer.fill_bytes(0xFF);
       lt.run(pick.algo.algo, a.data(), b.data(), peer.data(), st);
       MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
@@ -247,6 +263,101 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
   else body(static_cast<In*>(nullptr));
 }
 
+/// FP8 (E4M3) inputs through memlab::gemm_e4m3 (rung 6), BF16 or FP32 C. The reference is
+/// cublasGemmEx on BF16 copies of the same values (exact), FP32 compute and output; the peer is
+/// cublasLt's FP8 GEMM at the fastest of its heuristic's candidates with fast accumulation (the
+/// arithmetic our kernels do: docs/tc-gemm.md, "FP8"). cublasLt with its default, promoted
+/// accumulation is timed once beside it for the record (extra.peers). cublasGemmEx takes no FP8.
+void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) {
+  using e4m3 = __nv_fp8_e4m3;
+  int const m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
+  gemm_tc_shape gs;
+  gs.m = m;
+  gs.n = n;
+  gs.k = k;
+  gs.input = gemm_tc_input::e4m3;
+  if (auto why = gemm_tc_unavailable(rung, gs, gemm_tc_current_target()); !why.empty()) s.skip(why);
+  memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
+
+  int const ld = (k + 15) / 16 * 16;  // rows of whole 16-byte units (TMA; cublasLt's FP8 alike)
+  s.result().params["ld"] = ld;
+  std::size_t const mk = static_cast<std::size_t>(m) * ld, nk = static_cast<std::size_t>(n) * ld;
+  std::size_t const mn = static_cast<std::size_t>(m) * n;
+  device_buffer<e4m3> a(mk), b(nk);
+  device_buffer<float> ref(mn);
+  fill_e4m3<<<4096, 256>>>(a.data(), mk, s.seed());
+  MEMLAB_CHECK_LAUNCH();
+  fill_e4m3<<<4096, 256>>>(b.data(), nk, s.seed() ^ 0x5bd1e995u);
+  MEMLAB_CHECK_LAUNCH();
+  cudaStream_t const st = s.stream();
+  {
+    device_buffer<__nv_bfloat16> a16(mk), b16(nk);
+    widen_e4m3<<<4096, 256>>>(a.data(), a16.data(), mk);
+    MEMLAB_CHECK_LAUNCH();
+    widen_e4m3<<<4096, 256>>>(b.data(), b16.data(), nk);
+    MEMLAB_CHECK_LAUNCH();
+    MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    cublas_gemm(st, false, true, m, n, k, ld, a16.data(), b16.data(), ref.data());
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
+  s.add_flops(2.0 * m * n * k);
+  s.add_reads<e4m3>(static_cast<std::size_t>(m) * k + static_cast<std::size_t>(n) * k);
+  double const abs = detail::gemm_tc::abs_tolerance_e4m3(k), rel = rel_tol(out_f32 ? "f32" : "same", false);
+  std::string const ref_text = "cublasGemmEx on BF16 copies (exact), FP32 compute";
+  auto body = [&](auto* c_tag) {
+    using Out = std::remove_pointer_t<decltype(c_tag)>;
+    device_buffer<Out> c(mn), peer(mn);
+    c.fill_bytes(0xFF);  // NaN poison: an unwritten output fails verification
+    auto ours = [&](cudaStream_t t) {
+      gemm_e4m3(gemm_op::n, gemm_op::t, m, n, k, 1.f, a.data(), ld, b.data(), ld, 0.f, c.data(), n, t, rung);
+    };
+    ours(st);
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+    s.set_verification(compare(c.data(), ref.data(), m, n, rel, abs, ref_text));
+    s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(
+                              false, m, n, k, detail::gemm_tc::cluster_c_tma_store(c.data(), n, sizeof(Out), 0.f)));
+    s.add_writes<Out>(mn);
+    cudaDataType_t const out_t = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
+    nlohmann::json peers = nlohmann::json::object();
+    std::unique_ptr<experiments::lt_gemm> fast;  // outlives the try: the paired timing below runs it
+    cublasLtMatmulAlgo_t fast_algo{};
+    for (bool const fast_accum : {true, false}) {
+      std::string const name = fast_accum ? "cublasLt_fast_accum" : "cublasLt_default_accum";
+      try {
+        auto lt = std::make_unique<experiments::lt_gemm>(CUDA_R_8F_E4M3, out_t, m, n, k, ld, fast_accum);
+        lt_pick const& pick = cublaslt_pick(*lt, fast_accum ? "e4m3_fast" : "e4m3", out_f32, m, n, k, ld, a.data(),
+                                            b.data(), peer.data(), st);
+        peer.fill_bytes(0xFF);
+        lt->run(pick.algo.algo, a.data(), b.data(), peer.data(), st);
+        MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+        bench::verification const check = compare(peer.data(), ref.data(), m, n, rel, abs, ref_text);
+        auto const& l = *lt;
+        auto const algo = pick.algo.algo;
+        peers[name + "_ms"] =
+            s.measure_once(name, [&](cudaStream_t t) { l.run(algo, a.data(), b.data(), peer.data(), t); }).median;
+        peers[name + "_check"] = check.status == bench::verdict::passed ? "passed" : check.detail;
+        peers[name + "_err_over_tol"] = check.error;
+        peers[name + "_algo"] = pick.info;
+        if (fast_accum && check.status == bench::verdict::passed) {
+          fast = std::move(lt);
+          fast_algo = algo;
+        }
+      } catch (memlab::error const& e) {
+        peers[name + "_error"] = e.what();
+      }
+    }
+    s.set_extra("peers", peers);
+    if (fast) {
+      experiments::lt_gemm const& l = *fast;
+      s.exec_paired(ours, "cublasLt", [&](cudaStream_t t) { l.run(fast_algo, a.data(), b.data(), peer.data(), t); });
+    } else {
+      s.exec(ours);  // no verified FP8 peer on this device: the row has no ratio (extra.peers says why)
+    }
+  };
+  if (out_f32) body(static_cast<float*>(nullptr));
+  else body(static_cast<__nv_bfloat16*>(nullptr));
+}
+
 /// The point's shape (m, n, k into the row's params), for both experiments below.
 shape point_shape(bench::state& s) {
   shape const sh = parse_shape(s.get_string("shape"));
@@ -256,10 +367,11 @@ shape point_shape(bench::state& s) {
   return sh;
 }
 
-/// run_point on the point's dtype: bf16, f16, or f16_7bit (FP16 holding BF16's values).
+/// run_point on the point's dtype: bf16, f16, f16_7bit (FP16 holding BF16's values) or e4m3.
 void run_dtype(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) {
   std::string const dtype = s.get_string("dtype");
   if (dtype == "bf16") run_point<__nv_bfloat16>(s, rung, sh, out_f32, false);
+  else if (dtype == "e4m3") run_point_e4m3(s, rung, sh, out_f32);
   else run_point<__half>(s, rung, sh, out_f32, dtype == "f16_7bit");
 }
 
@@ -364,6 +476,56 @@ memlab::bench::registrar const reg_bits{[] {
   return e;
 }()};
 
+// The optional FP8 rung: rung 6's kernels with E4M3 operands (wgmma k32), against cublasLt's FP8
+// GEMM at the issue's shapes.
+memlab::bench::registrar const reg_fp8{[] {
+  memlab::bench::experiment e;
+  e.id = "gemm.tc_fp8";
+  e.description = "Tensor-core GEMM with FP8 (E4M3) inputs, FP32 accumulation: rung 6's kernels vs cublasLt FP8";
+  e.seed_ref = "001 §1-3";
+  e.axes = {memlab::bench::variant_axis({"cluster"}),
+            memlab::bench::string_axis("out", {"bf16", "f32"}, {"bf16"}),
+            memlab::bench::string_axis("shape",
+                                       {"4096", "8192", "4097", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096",
+                                        "16384x4096x4096", "128x4096x4096"},
+                                       {"1024", "1000x1500x700"})};
+  e.body = [](memlab::bench::state& s) {
+    std::string const shape_text = s.get_string("shape");
+    shape const sh = point_shape(s);
+    bool const out_f32 = s.get_string("out") == "f32";
+    if (out_f32 && !s.quick() && shape_text != "4096" && shape_text != "8192x8192x1024")
+      s.skip("FP32 output is measured at 4096 and 8192x8192x1024 only (keeps the default run short)");
+    s.set_predicted({{"ratio_to_peer", 1.0}});
+    run_point_e4m3(s, gemm_tc_rung_from_name(s.variant()), sh, out_f32);
+  };
+  using namespace memlab::bench;
+  e.describe_axis("variant", "", "the ladder's rung: 6, 2-CTA clusters with TMA multicast and a TMA store (the only FP8 rung)");
+  e.describe_axis("out", "", "output type: BF16 or FP32");
+  e.describe_axis("shape", "", "n (a cube n x n x n) or m x n x k; A is m x k row-major, B is stored n x k (y = x W^T)");
+  e.metrics = {metrics::time(), metrics::tflops(),
+               metrics::vs_peer("cublasLt's FP8 GEMM with fast accumulation, the fastest of its heuristic's 8 candidates")};
+  e.headline = best_row("Does the FP8 rung reach cublasLt's FP8 GEMM at 8192³?", {{"shape", {"8192"}}, {"out", {"bf16"}}},
+                        "median_ms", "ratio_to_peer");
+  e.prose = {"The ladder's last rung with FP8 (E4M3) operands: the same TMA loads into 128-byte-swizzled shared memory "
+             "(a k-block is 128 FP8 values a row instead of 64), wgmma k32 instead of k16, the same clusters, multicast "
+             "and TMA store. Verified against cublasGemmEx on BF16 copies of the same values, which are exact, at a "
+             "tolerance that allows for Hopper's FP8 accumulation (docs/tc-gemm.md, \"FP8\"); timed in alternation "
+             "with cublasLt's FP8 GEMM in the same mode (fast accumulation). cublasLt's default mode, which promotes "
+             "partial sums to separate FP32 accumulators, is timed beside it (extra.peers).",
+             "FP8 halves the bytes and doubles the tensor-core rate: the epilogue and the tile quantization weigh twice "
+             "as much as in BF16, so the rule's choice of kernel matters more.",
+             ""};
+  {
+    plot_spec p = bar_plot("gemm_tc_fp8.png", "FP8 (E4M3) GEMM: speed as a fraction of cublasLt FP8", "shape",
+                           "ratio_to_peer", {"out"});
+    p.refs = {{"value", "cublasLt", 1.0}};
+    e.plots.push_back(p);
+    plot_spec q = bar_plot("gemm_tc_fp8_tflops.png", "FP8 (E4M3) GEMM: TFLOP/s", "shape", "tflops", {"out"});
+    e.plots.push_back(q);
+  }
+  return e;
+}()};
+
 // Rung 6 runs one of its kernels by a wave count (cluster_plan.hpp). Two experiments run each of
 // them forced beside the rule's choice, every row paired with cuBLAS: gemm.tc_cluster_kernels at
 // the shapes the issue's targets name, gemm.tc_cluster_survey over a grid of others.
@@ -388,7 +550,7 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
   e.default_suite = false;
   using memlab::detail::gemm_tc::cluster_family_names;
   e.axes = {variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)}, t.quick_variants),
-            string_axis("dtype", {"bf16", "f16"}, {"bf16"}), string_axis("shape", t.shapes, {"1024"})};
+            string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}), string_axis("shape", t.shapes, {"1024"})};
   e.body = [](state& s) {
     memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
     run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
@@ -397,9 +559,11 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
                   "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, the cooperative "
                   "256x152 kernel (128x152 a warpgroup, pairs along N sharing A), or the pingpong kernel at 128x192 or "
                   "128x160 a warpgroup");
-  e.describe_axis("dtype", "", "input type (BF16 or FP16), output the same, FP32 accumulation");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation");
   e.describe_axis("shape", "", t.shape_text);
-  e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
+  e.metrics = {metrics::time(), metrics::tflops(),
+               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
+                                "GEMM with fast accumulation (best of 8)")};
   e.headline = best_row(t.question, {{"shape", {t.headline_shape}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
   e.prose = {t.intro + " Within a shape, compare the ratios to cuBLAS: the board's clocks move between rows at the power "
                        "cap, and the paired ratio carries that out.",

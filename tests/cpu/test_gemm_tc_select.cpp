@@ -1,11 +1,14 @@
 // The tensor-core GEMM's rung choice, for any target, without a GPU.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
 
 namespace {
 using memlab::gemm_op;
+using memlab::gemm_tc_input;
 using memlab::gemm_tc_rung;
 
 memlab::gemm_tc_target target(int image, bool sm90a, int cc) {
@@ -18,12 +21,13 @@ memlab::gemm_tc_target target(int image, bool sm90a, int cc) {
   return t;
 }
 
-memlab::gemm_tc_shape shape(gemm_op a = gemm_op::n, gemm_op b = gemm_op::t, bool bf16 = true, bool aligned = true) {
+memlab::gemm_tc_shape shape(gemm_op a = gemm_op::n, gemm_op b = gemm_op::t, gemm_tc_input in = gemm_tc_input::bf16,
+                            bool aligned = true) {
   memlab::gemm_tc_shape s;
   s.m = s.n = s.k = 4096;
   s.op_a = a;
   s.op_b = b;
-  s.bf16 = bf16;
+  s.input = in;
   s.aligned = aligned;
   return s;
 }
@@ -38,7 +42,7 @@ TEST(GemmTcSelect, HopperTakesTheClusterRungAndThePersistentOneWhereItCannot) {
 TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   auto const h = target(90, true, 90);
   EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), h));
-  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, true, false), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::n), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(90, false, 90)));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(80, false, 80)));
@@ -50,6 +54,32 @@ TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   auto decode = shape();
   decode.m = 128;
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
+}
+
+// FP8 runs on rung 6 alone: every other rung refuses it by name, automatic takes rung 6 at any
+// m (no rung 5 for decode shapes), and where rung 6 cannot run nothing does.
+TEST(GemmTcSelect, E4m3RunsOnTheClusterRungOnly) {
+  auto const h = target(90, true, 90);
+  auto const fp8 = shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3);
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(fp8, h));
+  EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, fp8, h));
+  for (gemm_tc_rung r : {gemm_tc_rung::wmma, gemm_tc_rung::mma_sync, gemm_tc_rung::tma_wgmma,
+                         gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent}) {
+    std::string const why = memlab::gemm_tc_unavailable(r, fp8, h);
+    EXPECT_NE(std::string::npos, why.find("no FP8 kernel")) << why;
+  }
+  auto decode = fp8;
+  decode.m = 128;
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(decode, h));
+  // Only K-major A and B, aligned, on an sm_90a image on a 9.0 device.
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), h));
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3, false), h));
+  std::string const unaligned =
+      memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3, false), h);
+  EXPECT_NE(std::string::npos, unaligned.find("multiples of 16")) << unaligned;
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(fp8, target(90, false, 90)));
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(fp8, target(80, false, 80)));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, fp8, target(80, false, 80)));
 }
 
 TEST(GemmTcSelect, Sm90WithoutTheArchFeaturesTakesMmaSync) {
@@ -65,14 +95,14 @@ TEST(GemmTcSelect, OtherLayoutsAndMisalignmentFallBackToWmma) {
   auto const h = target(90, true, 90);
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n), h));
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::t), h));
-  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, true, false), h));
-  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::n, gemm_op::t, true, false), h));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
 }
 
 TEST(GemmTcSelect, TuringRunsFp16OnlyOnWmma) {
   auto const t = target(75, false, 75);
-  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, false), t));
-  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, true), t));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::f16), t));
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16), t));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::wmma, shape(), t));
 }
 

@@ -1,7 +1,9 @@
-// memlab::gemm_bf16 / gemm_f16: every rung at awkward shapes against a double-precision host
-// reference (the inputs are exact in BF16/FP16, so both sides multiply the same numbers).
+// memlab::gemm_bf16 / gemm_f16 / gemm_e4m3: every rung at awkward shapes against a
+// double-precision host reference (the inputs are exact in BF16/FP16/E4M3, so both sides
+// multiply the same numbers).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cmath>
 #include <cstring>
@@ -12,6 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/tolerance.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
@@ -20,17 +23,33 @@ namespace {
 using memlab::gemm_op;
 using memlab::gemm_tc_rung;
 
+using e4m3 = __nv_fp8_e4m3;
+
 template <class T>
 float to_f(T v) {
   if constexpr (std::is_same_v<T, float>) return v;
   else if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+  else if constexpr (std::is_same_v<T, e4m3>) return static_cast<float>(v);
   else return __bfloat162float(v);
 }
 template <class T>
 T from_f(float v) {
   if constexpr (std::is_same_v<T, float>) return v;
   else if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, e4m3>) return e4m3(v);
   else return __float2bfloat16_rn(v);
+}
+
+/// Elements of In in 16 bytes: lda and ldb must be multiples of it for rungs 2-6.
+template <class In>
+constexpr std::int64_t per16 = 16 / static_cast<std::int64_t>(sizeof(In));
+
+/// |ours - ref| may reach this much (tolerance.hpp) besides one unit of the output per |ref|.
+template <class In>
+double abs_tolerance(std::int64_t k, float alpha) {
+  double const t = std::is_same_v<In, e4m3> ? memlab::detail::gemm_tc::abs_tolerance_e4m3(k)
+                                            : memlab::detail::gemm_tc::abs_tolerance_16bit(k);
+  return std::fabs(alpha) * t + 1e-6;
 }
 
 template <class T>
@@ -60,6 +79,7 @@ template <class In, class Out>
 void call(gemm_op oa, gemm_op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, In const* a,
           std::int64_t lda, In const* b, std::int64_t ldb, float beta, Out* c, std::int64_t ldc, gemm_tc_rung rung) {
   if constexpr (std::is_same_v<In, __half>) memlab::gemm_f16(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
+  else if constexpr (std::is_same_v<In, e4m3>) memlab::gemm_e4m3(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
   else memlab::gemm_bf16(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
 }
 
@@ -93,14 +113,17 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
   s.k = k;
   s.op_a = cs.oa;
   s.op_b = cs.ob;
-  s.bf16 = std::is_same_v<In, __nv_bfloat16>;
-  s.aligned = cs.a_offset % 8 == 0 && cs.b_offset % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0;
+  s.input = std::is_same_v<In, __half> ? memlab::gemm_tc_input::f16 : std::is_same_v<In, __nv_fp8_e4m3> ? memlab::gemm_tc_input::e4m3 : memlab::gemm_tc_input::bf16;
+  constexpr std::int64_t q = per16<In>;
+  s.aligned = (k == 0 || cs.alpha == 0.f) ||
+              (cs.a_offset % q == 0 && cs.b_offset % q == 0 && lda % q == 0 && ldb % q == 0);
   {
     // automatic runs the rung gemm_tc_select picks; when none can run (BF16 in an sm_75 image),
     // the call throws the wmma rung's reason, and the case is skipped with it.
     memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
     gemm_tc_rung const runs = rung == gemm_tc_rung::automatic ? memlab::gemm_tc_select(s, target) : rung;
-    std::string const why = memlab::gemm_tc_unavailable(runs == gemm_tc_rung::automatic ? gemm_tc_rung::wmma : runs, s, target);
+    gemm_tc_rung const widest = std::is_same_v<In, e4m3> ? gemm_tc_rung::cluster : gemm_tc_rung::wmma;
+    std::string const why = memlab::gemm_tc_unavailable(runs == gemm_tc_rung::automatic ? widest : runs, s, target);
     if (!why.empty()) {
       skipped = why;
       return;
@@ -121,7 +144,7 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
   auto const got = download(dc.data(), hc.size());
 
   double const unit = std::is_same_v<Out, float> ? 0x1p-20 : (std::is_same_v<Out, __half> ? 0x1p-10 : 0x1p-7);
-  double const abs_tol = std::fabs(cs.alpha) * (k + 1) * 0x1p-18 + 1e-6;
+  double const abs_tol = abs_tolerance<In>(k, cs.alpha);
   int reported = 0;
   for (std::int64_t e = 0; e < cs.c_offset; ++e)  // before C's base: never written
     if (std::memcmp(&got[e], &hc[e], sizeof(Out)) != 0) {
@@ -183,9 +206,9 @@ void run_rung(gemm_tc_rung rung) {
   MEMLAB_REQUIRE_GPU();
   std::string skipped;
   for (case_t c : canonical_cases()) {
-    // Rows padded to 16 bytes (what rungs 2-5 need); the wmma rung takes any padding (LayoutsAndAlignment...).
-    c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
-    c.ldb_pad += (8 - (c.k + c.ldb_pad) % 8) % 8;
+    // Rows padded to 16 bytes (what rungs 2-6 need); the wmma rung takes any padding (LayoutsAndAlignment...).
+    c.lda_pad += (per16<In> - (c.k + c.lda_pad) % per16<In>) % per16<In>;
+    c.ldb_pad += (per16<In> - (c.k + c.ldb_pad) % per16<In>) % per16<In>;
     check_case<In, Out>(c, rung, skipped);
     if (!skipped.empty()) GTEST_SKIP() << skipped;
   }
@@ -245,8 +268,8 @@ void run_cluster_edges() {
       {520, 456, 40},                                          // ... 3 x 3 tiles: pairs wrap rows (own A), the last tile alone
   };
   for (case_t c : v) {
-    c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
-    c.ldb_pad += (8 - (c.k + c.ldb_pad) % 8) % 8;
+    c.lda_pad += (per16<In> - (c.k + c.lda_pad) % per16<In>) % per16<In>;
+    c.ldb_pad += (per16<In> - (c.k + c.ldb_pad) % per16<In>) % per16<In>;
     check_case<In, Out>(c, gemm_tc_rung::cluster, skipped);
     if (!skipped.empty()) GTEST_SKIP() << skipped;
   }
@@ -276,7 +299,7 @@ void check_many_tiles(gemm_tc_rung rung, std::int64_t m, std::int64_t n, std::in
   for (std::size_t i = 0; i < ha.size(); ++i) fa[i] = to_f(ha[i]);
   for (std::size_t i = 0; i < hb.size(); ++i) fb[i] = to_f(hb[i]);
   double const unit = std::is_same_v<Out, float> ? 0x1p-20 : (std::is_same_v<Out, __half> ? 0x1p-10 : 0x1p-7);
-  double const abs_tol = std::fabs(alpha) * (k + 1) * 0x1p-18 + 1e-6;
+  double const abs_tol = abs_tolerance<In>(k, alpha);
   int reported = 0;
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
@@ -343,6 +366,105 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::c
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong192, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::pingpong160, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256EpilogueWalk, cluster_family::cooperative256, run_cluster_epilogue_walk)
+
+// FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
+// 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
+// epilogue walk with k a multiple of 16 but not of the 128-element FP8 k-block.
+template <class Out>
+void run_e4m3_battery() {
+  run_rung<e4m3, Out>(gemm_tc_rung::cluster);
+  run_cluster_edges<e4m3, Out>();
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_tc_shape s;
+  s.m = s.n = s.k = 1024;
+  s.input = memlab::gemm_tc_input::e4m3;
+  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
+    GTEST_SKIP() << why;
+  check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 35840, 16);          // 140 pairs, one k-block a tile
+  check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 384, 17408, 144, -1.5f);  // a whole and a 16-wide k-block; alpha
+  check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 10240, 80, 0.75f);   // 40 pairs: 128 x 128 tiles
+}
+#define MEMLAB_TC_E4M3_TESTS(name, family)                                                                      \
+  TEST(GemmTc, name##_e4m3) { family_scope const f(family); run_e4m3_battery<__nv_bfloat16>(); }                \
+  TEST(GemmTc, name##_e4m3_f32out) { family_scope const f(family); run_e4m3_battery<float>(); }
+MEMLAB_TC_E4M3_TESTS(Cluster, cluster_family::automatic)
+MEMLAB_TC_E4M3_TESTS(ClusterCooperative, cluster_family::cooperative)
+MEMLAB_TC_E4M3_TESTS(ClusterPingpong, cluster_family::pingpong192)
+MEMLAB_TC_E4M3_TESTS(ClusterPingpong160, cluster_family::pingpong160)
+MEMLAB_TC_E4M3_TESTS(ClusterCooperative256, cluster_family::cooperative256)
+
+// FP8 over many tiles a cluster, each kernel (the shapes of PersistentAndClusterWalkManyTiles,
+// k rounded to whole 16-byte rows: 208 = one whole FP8 k-block and 80 of the next, 528 = 4 and 16).
+TEST(GemmTc, ClusterE4m3WalkManyTiles) {
+  MEMLAB_REQUIRE_GPU();
+  if (memlab::test::small_sizes()) GTEST_SKIP() << "large shapes (MEMLAB_TEST_SMALL=1)";
+  memlab::gemm_tc_shape s;
+  s.m = s.n = s.k = 4096;
+  s.input = memlab::gemm_tc_input::e4m3;
+  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
+    GTEST_SKIP() << why;
+  for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
+                           cluster_family::pingpong160, cluster_family::cooperative256}) {
+    family_scope const scope(f);
+    SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
+    check_many_tiles<e4m3, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 208);
+    check_many_tiles<e4m3, float>(gemm_tc_rung::cluster, 2304, 1024, 528);
+  }
+}
+
+// What gemm_e4m3 refuses, C untouched: the layouts and alignments FP8 wgmma cannot read, the
+// rungs without an FP8 kernel. k = 0 needs no operand, so it scales C whatever their alignment.
+TEST(GemmTc, E4m3RefusesWhatItCannotRun) {
+  MEMLAB_REQUIRE_GPU();
+  int const m = 64, n = 64, k = 64;
+  auto const h = random_matrix<e4m3>(static_cast<std::size_t>(m) * k + 16, 9u);
+  auto da = upload(h), db = upload(h);
+  memlab::device_buffer<float> dc(static_cast<std::size_t>(m) * n);
+  dc.fill_bytes(0x7F);
+  auto const before = download(dc.data(), dc.size());
+  auto expect_throw = [&](auto&& f) {
+    EXPECT_THROW(f(), memlab::error);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    auto const after = download(dc.data(), dc.size());
+    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)));
+  };
+  gemm_op const n_ = gemm_op::n, t_ = gemm_op::t;
+  expect_throw([&] { memlab::gemm_e4m3(n_, n_, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n); });
+  expect_throw([&] { memlab::gemm_e4m3(t_, t_, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n); });
+  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data(), k - 8, db.data(), k - 8, 0.f, dc.data(), n); });
+  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data() + 8, k, db.data(), k, 0.f, dc.data(), n); });
+  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
+  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::wmma); });
+  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
+  std::string sk;
+  check_case<e4m3, float>({37, 41, 0, n_, t_, 8, 8, 0, 0, 0, 1.f, 0.5f}, gemm_tc_rung::automatic, sk);
+  check_case<e4m3, __nv_bfloat16>({37, 41, 64, n_, t_, 0, 0, 2, 0, 0, 0.f, -2.f}, gemm_tc_rung::automatic, sk);
+  if (!sk.empty()) GTEST_SKIP() << sk;
+}
+
+// An E4M3 NaN (0x7F) in A reaches its row of C.
+TEST(GemmTc, E4m3NanInAPropagates) {
+  MEMLAB_REQUIRE_GPU();
+  int const m = 130, n = 140, k = 96;
+  memlab::gemm_tc_shape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.input = memlab::gemm_tc_input::e4m3;
+  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
+    GTEST_SKIP() << why;
+  auto ha = random_matrix<e4m3>(static_cast<std::size_t>(m) * k, 5u);
+  auto const hb = random_matrix<e4m3>(static_cast<std::size_t>(n) * k, 6u);
+  ha[77 * k + 50].__x = 0x7F;
+  auto da = upload(ha), db = upload(hb);
+  memlab::device_buffer<__nv_bfloat16> dc(static_cast<std::size_t>(m) * n);
+  dc.fill_bytes(0);
+  memlab::gemm_e4m3(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n);
+  MEMLAB_EXPECT_LAUNCH_OK();
+  auto const c = download(dc.data(), dc.size());
+  for (int j = 0; j < n; ++j) EXPECT_TRUE(std::isnan(to_f(c[77 * n + j]))) << "C(77, " << j << ")";
+  EXPECT_FALSE(std::isnan(to_f(c[76 * n + 3])));
+}
 
 // Every layout and misaligned base pointers and leading dimensions through the automatic
 // choice (which falls back to a rung that takes them) and the wmma rung.

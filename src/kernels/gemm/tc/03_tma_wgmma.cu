@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
     std::uint32_t const sa = base + s * stage_bytes + wg * 64 * 128, sb = base + s * stage_bytes + a_bytes;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < bk / 16; ++kk) wgmma_k16<In, 128>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+    for (int kk = 0; kk < bk / 16; ++kk) wgmma_slice<In, 128>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(acc);
@@ -77,10 +77,9 @@ template <class In>
 void launch_tma_wgmma(problem const& p, cudaStream_t st) {
   std::int64_t const blocks = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
   MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many 128 x 128 tiles for one grid");
-  bool const f16 = std::is_same_v<In, __half>;
   CUtensorMap ta, tb;
-  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, bm);
-  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, bn);
+  make_tensor_map(&ta, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, bm);
+  make_tensor_map(&tb, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, bn);
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(tma_wgmma_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem_bytes)));
   tma_wgmma_kernel<In><<<static_cast<unsigned>(blocks), threads, smem_bytes, st>>>(ta, tb, p);

@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < bk / 16; ++kk) wgmma_k16<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+        for (int kk = 0; kk < bk / 16; ++kk) wgmma_slice<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
         if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
@@ -206,10 +206,9 @@ void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits 
   using cfg = ws_config<BN, BM>;
   std::int64_t const tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   MEMLAB_EXPECTS(tiles * splits <= 0x7fffffff, "too many tiles for one grid");
-  bool const f16 = std::is_same_v<In, __half>;
   CUtensorMap ta, tb;
-  make_tensor_map(&ta, p.a, f16, p.m, p.k, p.a_si, BM);
-  make_tensor_map(&tb, p.b, f16, p.n, p.k, p.b_sj, BN);
+  make_tensor_map(&ta, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, BM);
+  make_tensor_map(&tb, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, BN);
   auto kernel = ws_kernel<In, BN, Mode, BM>;
   MEMLAB_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));

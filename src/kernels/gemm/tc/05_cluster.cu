@@ -47,15 +47,17 @@
 namespace memlab::detail::gemm_tc {
 namespace {
 
-constexpr int bk = 64, threads = 384, cluster_size = 2;
+// A k-block is one 128-byte swizzled row of K per operand row (64 BF16/FP16 or 128 FP8
+// elements, operand_traits::k_block), consumed as 4 wgmma slices of 32 bytes.
+constexpr int row_bytes = 128, slices = row_bytes / 32, threads = 384, cluster_size = 2;
 constexpr int epi_rows = 64, epi_bufs = 2;
 constexpr int smem_limit = 232448 - 1152;  // Hopper's 227 KB a block, less the static barriers
 
-/// What a tile BM x BN takes a stage: A (BM x 64) and B (BN x 64) in 128-byte rows, each CTA of
+/// What a tile BM x BN takes a stage: A (BM rows) and B (BN rows) of one 128-byte k-block, each CTA of
 /// a pair loading half of the shared operand (see pair_share).
 template <int BM, int BN>
 struct tile_bytes {
-  static constexpr int a_bytes = BM * bk * 2, b_bytes = BN * bk * 2, b_half_bytes = b_bytes / 2;
+  static constexpr int a_bytes = BM * row_bytes, b_bytes = BN * row_bytes, b_half_bytes = b_bytes / 2;
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static_assert(BN % 8 == 0 && a_bytes % 2048 == 0 && b_bytes % 1024 == 0, "slots start on 1024-byte swizzle atoms");
 };
@@ -184,15 +186,17 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
 ///    tile columns) or whose second tile lies past the last loads its own A. The pairs thus
 ///    cover the tiles without a hole: 3000x5000 at 256 x 152 is 12 x 33 tiles, 198 pairs, 3
 ///    waves of 66 clusters, where pairing within rows would take 12 x 17 = 204.
-template <int BM, int BN, pair_share Share = pair_share::b>
+/// KB: the elements of K in one k-block (operand_traits<In>::k_block).
+template <int BM, int BN, pair_share Share = pair_share::b, int KB = 64>
 struct cl_grid {
+  static constexpr int k_block = KB;
   int tiles_m, tiles_n, ctiles, nk, cluster, clusters;
   unsigned rank;
   __device__ explicit cl_grid(problem const& p)
       : tiles_m(static_cast<int>((p.m + BM - 1) / BM)),
         tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
         ctiles(Share == pair_share::b ? (tiles_m + 1) / 2 * tiles_n : (tiles_m * tiles_n + 1) / 2),
-        nk(static_cast<int>((p.k + bk - 1) / bk)),
+        nk(static_cast<int>((p.k + KB - 1) / KB)),
         cluster(static_cast<int>(blockIdx.x) / cluster_size),
         clusters(static_cast<int>(gridDim.x) / cluster_size),
         rank(cluster_ctarank()) {}
@@ -244,8 +248,8 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
 ///  - share a: its half of A's rows multicast into both CTAs where the pair shares A, else all
 ///    of its own A (through the same half-box map, twice); its own B. A live CTA expects A and B
 ///    whole either way, a dead one nothing.
-template <class Cfg, pair_share Share, int BM, int BN>
-__device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem const& p, cl_maps const& maps,
+template <class Cfg, pair_share Share, int BM, int BN, int KB>
+__device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, problem const& p, cl_maps const& maps,
                                         std::uint32_t base, std::uint64_t* full, std::uint64_t* empty) {
   static_assert(Share == pair_share::a || Cfg::b_half_bytes % 1024 == 0, "B halves are whole swizzle atoms");
   int s = 0;
@@ -264,17 +268,17 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem
       mbar_arrive_expect_tx(&full[s], bytes);
       if constexpr (Share == pair_share::a) {
         if (share_a) {
-          tma_load_2d_multicast(sa + rank * (Cfg::a_bytes / 2), &maps.a, &full[s], kb * bk, tm * BM + rank * (BM / 2),
+          tma_load_2d_multicast(sa + rank * (Cfg::a_bytes / 2), &maps.a, &full[s], kb * g.k_block, tm * BM + rank * (BM / 2),
                                 (1u << cluster_size) - 1u);
         } else if (live) {
-          tma_load_2d(sa, &maps.a, &full[s], kb * bk, tm * BM);
-          tma_load_2d(sa + Cfg::a_bytes / 2, &maps.a, &full[s], kb * bk, tm * BM + BM / 2);
+          tma_load_2d(sa, &maps.a, &full[s], kb * g.k_block, tm * BM);
+          tma_load_2d(sa + Cfg::a_bytes / 2, &maps.a, &full[s], kb * g.k_block, tm * BM + BM / 2);
         }
-        if (live) tma_load_2d(sb, &maps.b, &full[s], kb * bk, tn * BN);
+        if (live) tma_load_2d(sb, &maps.b, &full[s], kb * g.k_block, tn * BN);
       } else {
-        if (live) tma_load_2d(sa, &maps.a, &full[s], kb * bk, tm * BM);
+        if (live) tma_load_2d(sa, &maps.a, &full[s], kb * g.k_block, tm * BM);
         if (rank == 0 || both)
-          tma_load_2d_multicast(sb + rank * Cfg::b_half_bytes, &maps.b, &full[s], kb * bk, tn * BN + rank * (BN / 2),
+          tma_load_2d_multicast(sb + rank * Cfg::b_half_bytes, &maps.b, &full[s], kb * g.k_block, tn * BN + rank * (BN / 2),
                                 (1u << cluster_size) - 1u);
       }
       if (++s == Cfg::stages) {
@@ -286,9 +290,9 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share> const& g, problem
 }
 
 /// Stores one warpgroup's 64 x BN accumulators at (row0, col0): through the staging buffers and
-/// TMA (16-bit C in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless it is 1; or,
-/// where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
-template <class In, int BN, int Box16, int Box32>
+/// TMA (16-bit C, of type C16, in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless
+/// it is 1; or, where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
+template <class C16, int BN, int Box16, int Box32>
 __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
                                            void const* tmap_c, void const* tmap_tail, std::uint32_t bufs, int t,
                                            int bar_id, int row0, int col0, unsigned& seq) {
@@ -298,13 +302,13 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
       if (scale) tma_store_epilogue<float, BN, true, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
       else tma_store_epilogue<float, BN, false, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     } else {
-      if (scale) tma_store_epilogue<In, BN, true, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<In, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      if (scale) tma_store_epilogue<C16, BN, true, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
+      else tma_store_epilogue<C16, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     }
   } else {
 #pragma unroll
     for (int r = 0; r < BN / 2; r += 2)
-      store_pair<In>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r],
+      store_pair<C16>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r],
                      acc[r + 1]);
   }
 }
@@ -320,7 +324,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  cl_grid<BM, BN, Share> const g(p);
+  cl_grid<BM, BN, Share, operand_traits<In>::k_block> const g(p);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   init_slots(full, empty, 8 * cluster_size);  // every consumer warp of both CTAs releases a slot
 
@@ -353,10 +357,10 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
           std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
           wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < bk / 16; ++kk) {
+          for (int kk = 0; kk < slices; ++kk) {
             std::uint64_t const db = smem_desc(sb + kk * 32);
 #pragma unroll
-            for (int i = 0; i < mw; ++i) wgmma_k16<In, BN>(acc[i], smem_desc(sa + i * 64 * 128 + kk * 32), db);
+            for (int i = 0; i < mw; ++i) wgmma_slice<In, BN>(acc[i], smem_desc(sa + i * 64 * 128 + kk * 32), db);
           }
           wgmma_commit();
           wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
@@ -377,7 +381,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       if (!live) continue;
 #pragma unroll
       for (int i = 0; i < mw; ++i)
-        store_rows<In, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
+        store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
                                                    epi_base + c * epi_bufs * cfg::epi_buf_bytes, t, 1 + c,
                                                    tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
     }
@@ -430,7 +434,7 @@ __global__ void __launch_bounds__(threads, 1)
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  cl_grid<128, BN> const g(p);
+  cl_grid<128, BN, pair_share::b, operand_traits<In>::k_block> const g(p);
   int const jobs = g.cluster < g.ctiles ? (g.ctiles - g.cluster + g.clusters - 1) / g.clusters : 0;  // tiles of this CTA
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
   init_slots(full, empty, 4 * cluster_size);  // the owning warpgroup's warps in both CTAs
@@ -463,10 +467,10 @@ __global__ void __launch_bounds__(threads, 1)
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
           wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < bk / 16; ++kk) {
+          for (int kk = 0; kk < slices; ++kk) {
             std::uint64_t const db = smem_desc(sb + kk * 32);
-            wgmma_k16<In, BN>(acc0, smem_desc(sa + kk * 32), db);
-            wgmma_k16<In, BN>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
+            wgmma_slice<In, BN>(acc0, smem_desc(sa + kk * 32), db);
+            wgmma_slice<In, BN>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
           }
           wgmma_commit();
           wgmma_wait<1>();
@@ -487,9 +491,9 @@ __global__ void __launch_bounds__(threads, 1)
       if (prev >= 0) release(prev);
       if (!live) continue;
       std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
-      store_rows<In, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
+      store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
                                                  tn * BN, epi_seq);
-      store_rows<In, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
+      store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
                                                  tm * 128 + 64, tn * BN, epi_seq);
     }
     if (t == 0) bulk_wait<0>();
@@ -549,12 +553,12 @@ void launch(problem const& p, cudaStream_t st, bool tma_store) {
   constexpr int BM = K::bm, BN = K::bn;
   std::int64_t const ctiles = cluster_pairs(p.m, p.n, BM, BN, K::share == pair_share::a);
   MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
-  bool const f16 = std::is_same_v<In, __half>;
+  bool const f16 = std::is_same_v<typename operand_traits<In>::c16, __half>;  // 16-bit C: FP16, else BF16
   cl_maps maps;
   std::memset(&maps, 0, sizeof maps);
   bool const share_a = K::share == pair_share::a;  // each CTA of a pair loads half of the shared operand
-  make_tensor_map(&maps.a, p.a, f16, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
-  make_tensor_map(&maps.b, p.b, f16, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
+  make_tensor_map(&maps.a, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
+  make_tensor_map(&maps.b, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
   int const out_bytes = p.c_f32 ? 4 : 2;
   if (tma_store) {
     int const box_bytes = p.c_f32 ? K::cfg::box32 : K::cfg::box16;
@@ -611,5 +615,6 @@ std::size_t smem_cluster() {
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);
 template void launch_cluster<__nv_bfloat16>(problem const&, cudaStream_t);
+template void launch_cluster<__nv_fp8_e4m3>(problem const&, cudaStream_t);
 
 }  // namespace memlab::detail::gemm_tc

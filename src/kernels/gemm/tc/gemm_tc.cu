@@ -1,4 +1,4 @@
-// memlab::gemm_bf16 / gemm_f16: validation, the rung choice and the dispatch.
+// memlab::gemm_bf16 / gemm_f16 / gemm_e4m3: validation, the rung choice and the dispatch.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -52,13 +52,18 @@ bool image_has_sm90a() {
   });
 }
 
-void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
+void make_tensor_map(void* tmap, void const* base, operand_type type, std::int64_t rows, std::int64_t k, std::int64_t ld,
                      int box_rows) {
+  cuuint64_t const elem = type == operand_type::e4m3 ? 1 : 2;
   cuuint64_t const dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  cuuint64_t const strides[1] = {static_cast<cuuint64_t>(ld) * 2};
-  cuuint32_t const box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  cuuint64_t const strides[1] = {static_cast<cuuint64_t>(ld) * elem};
+  cuuint32_t const box[2] = {static_cast<cuuint32_t>(128 / elem), static_cast<cuuint32_t>(box_rows)};
   cuuint32_t const elem_strides[2] = {1, 1};
-  CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+  // FP8 has no tensor-map type of its own: TMA copies bytes, and zero bytes are E4M3 zeros.
+  CUtensorMapDataType const dtype = type == operand_type::f16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                    : type == operand_type::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), dtype,
                                  2, const_cast<void*>(base), dims, strides, box, elem_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -152,29 +157,39 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   s.k = k;
   s.op_a = op_a;
   s.op_b = op_b;
-  s.bf16 = std::is_same_v<In, __nv_bfloat16>;
+  constexpr bool e4m3 = std::is_same_v<In, __nv_fp8_e4m3>;
+  s.input = e4m3 ? gemm_tc_input::e4m3 : std::is_same_v<In, __half> ? gemm_tc_input::f16 : gemm_tc_input::bf16;
   auto aligned16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
-  s.aligned = aligned16(a) && aligned16(b) && lda % 8 == 0 && ldb % 8 == 0;
+  std::int64_t const ld_multiple = 16 / static_cast<std::int64_t>(sizeof(In));  // rows of whole 16-byte units
+  // Alignment matters only where A and B are read (k = 0 or alpha = 0 scales C alone).
+  s.aligned = !uses_ab || (aligned16(a) && aligned16(b) && lda % ld_multiple == 0 && ldb % ld_multiple == 0);
   gemm_tc_target const target = gemm_tc_current_target();
   gemm_tc_rung chosen = rung;
   if (rung == gemm_tc_rung::automatic) {
     chosen = gemm_tc_select(s, target);
-    if (chosen == gemm_tc_rung::automatic) fail(gemm_tc_unavailable(gemm_tc_rung::wmma, s, target));
+    // The rung whose reason the call gives when none can run: the one that takes the most.
+    if (chosen == gemm_tc_rung::automatic)
+      fail(gemm_tc_unavailable(e4m3 ? gemm_tc_rung::cluster : gemm_tc_rung::wmma, s, target));
   } else if (auto why = gemm_tc_unavailable(rung, s, target); !why.empty()) {
     fail(why);
   }
   if (!uses_ab) {  // C = beta * C: no operand is read
-    launch_scale_c<In>(p, stream);
+    launch_scale_c<typename operand_traits<In>::c16>(p, stream);
     return;
   }
-  switch (chosen) {
-    case gemm_tc_rung::wmma: launch_wmma<In>(p, stream); break;
-    case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
-    case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
-    case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
-    case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
-    case gemm_tc_rung::cluster: launch_cluster<In>(p, stream); break;
-    default: fail("no rung");
+  if constexpr (e4m3) {
+    if (chosen != gemm_tc_rung::cluster) fail("no FP8 kernel on rung " + gemm_tc_rung_name(chosen));
+    launch_cluster<In>(p, stream);
+  } else {
+    switch (chosen) {
+      case gemm_tc_rung::wmma: launch_wmma<In>(p, stream); break;
+      case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
+      case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
+      case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
+      case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
+      case gemm_tc_rung::cluster: launch_cluster<In>(p, stream); break;
+      default: fail("no rung");
+    }
   }
 }
 
@@ -216,10 +231,14 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
   int const r = static_cast<int>(rung);
   if (r < 1 || r > last_rung) return "rung '" + (r == 0 ? std::string("automatic") : std::to_string(r)) + "' is not a rung";
   std::string const name = rung_names[r];
-  int const needed_for_type = s.bf16 ? 80 : 75;
-  if (auto why = format_unavailable(needed_for_type, s.bf16 ? "BF16 tensor cores" : "FP16 tensor cores", t.image_arch,
-                                    t.device_cc, false);
-      !why.empty())
+  bool const e4m3 = s.input == gemm_tc_input::e4m3;
+  if (e4m3 && rung != gemm_tc_rung::cluster)
+    return name + " has no FP8 kernel: E4M3 inputs run on rung 6 (cluster) only";
+  int const needed_for_type = s.input == gemm_tc_input::f16 ? 75 : e4m3 ? 90 : 80;
+  char const* const type_text = s.input == gemm_tc_input::f16 ? "FP16 tensor cores"
+                                : e4m3                        ? "FP8 tensor cores"
+                                                              : "BF16 tensor cores";
+  if (auto why = format_unavailable(needed_for_type, type_text, t.image_arch, t.device_cc, false); !why.empty())
     return why;
   if (rung == gemm_tc_rung::wmma) return {};
   if (rung == gemm_tc_rung::mma_sync)
@@ -228,7 +247,8 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
       return why;
   if (s.op_a != gemm_op::n || s.op_b != gemm_op::t)
     return name + " needs op_a = n, op_b = t (both operands K-major); got " + op_text(s.op_a, s.op_b);
-  if (!s.aligned) return name + " needs 16-byte aligned A and B with lda and ldb multiples of 8";
+  if (!s.aligned)
+    return name + " needs 16-byte aligned A and B with lda and ldb multiples of " + (e4m3 ? "16" : "8");
   std::size_t smem = smem_mma_sync();
   if (rung != gemm_tc_rung::mma_sync) {
     if (!t.sm90a || t.device_cc < 90)
@@ -248,6 +268,9 @@ gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
   // On sm_90a hopper_default_rung (rung 6, only where m > 128, so that both CTAs of a pair
   // have a tile; rung 5 otherwise); below sm_90a the mma.sync pipeline; wmma takes the
   // layouts and alignments the others cannot.
+  // FP8 has rung 6 alone, at any m.
+  if (s.input == gemm_tc_input::e4m3)
+    return gemm_tc_unavailable(gemm_tc_rung::cluster, s, t).empty() ? gemm_tc_rung::cluster : gemm_tc_rung::automatic;
   gemm_tc_rung const hopper =
       hopper_default_rung == gemm_tc_rung::cluster && s.m <= 128 ? gemm_tc_rung::persistent : hopper_default_rung;
   for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
@@ -274,6 +297,17 @@ void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::i
               std::int64_t lda, __half const* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
               cudaStream_t stream, gemm_tc_rung rung) {
   run("gemm_f16", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
+}
+
+void gemm_e4m3(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_fp8_e4m3 const* a, std::int64_t lda, __nv_fp8_e4m3 const* b, std::int64_t ldb, float beta,
+               __nv_bfloat16* c, std::int64_t ldc, cudaStream_t stream, gemm_tc_rung rung) {
+  run("gemm_e4m3", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
+}
+void gemm_e4m3(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               __nv_fp8_e4m3 const* a, std::int64_t lda, __nv_fp8_e4m3 const* b, std::int64_t ldb, float beta, float* c,
+               std::int64_t ldc, cudaStream_t stream, gemm_tc_rung rung) {
+  run("gemm_e4m3", op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream, rung);
 }
 
 }  // namespace memlab

@@ -4,6 +4,7 @@
 // asynchronous rungs. See docs/tc-gemm.md.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -25,6 +26,22 @@ struct problem {
   float alpha = 1.f, beta = 0.f;
   bool c_f32 = false;  ///< C is FP32 (else the input type)
   bool c_pair = false; ///< two adjacent columns of C may be written as one 4- or 8-byte store
+};
+
+/// The element type of A and B, as the tensor maps see it.
+enum class operand_type { bf16, f16, e4m3 };
+
+/// What the K-major TMA rungs derive from the input type In: the elements in one 128-byte
+/// swizzled row of K (a k-block: 64 of BF16/FP16, 128 of FP8; 4 wgmma slices of 32 bytes
+/// either way) and the 16-bit type C takes when it is not FP32 (BF16 for FP8 inputs).
+template <class In>
+struct operand_traits {
+  static_assert(sizeof(In) == 1 || sizeof(In) == 2, "16-bit or 8-bit inputs");
+  static constexpr int k_block = 128 / static_cast<int>(sizeof(In));
+  static constexpr operand_type type = std::is_same_v<In, __half>          ? operand_type::f16
+                                       : std::is_same_v<In, __nv_fp8_e4m3> ? operand_type::e4m3
+                                                                           : operand_type::bf16;
+  using c16 = std::conditional_t<sizeof(In) == 1, __nv_bfloat16, In>;
 };
 
 template <class T>
@@ -261,7 +278,7 @@ __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t 
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /// wgmma shared-memory descriptor of a K-major tile written by TMA with 128-byte swizzle:
-/// rows of 64 16-bit elements (128 B), 8-row atoms 1024 B apart (stride byte offset), the
+/// rows of 128 B (64 16-bit or 128 FP8 elements), 8-row atoms 1024 B apart (stride byte offset), the
 /// leading byte offset unused for swizzled K-major layouts (1), swizzle mode 1 = 128 B.
 __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr) {
   std::uint64_t d = 0;

@@ -52,9 +52,10 @@ inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute* attr, unsig
   return cfg;
 }
 
-/// Encodes a 2-D TMA descriptor over a K-major 16-bit matrix (rows x k, row stride ld
-/// elements) with boxes of 64 (k) x box_rows and 128-byte swizzle.
-void make_tensor_map(void* tmap, void const* base, bool f16, std::int64_t rows, std::int64_t k, std::int64_t ld,
+/// Encodes a 2-D TMA descriptor over a K-major matrix of `type` (rows x k, row stride ld
+/// elements) with boxes of 128 bytes of k (64 16-bit or 128 FP8 elements) x box_rows and
+/// 128-byte swizzle.
+void make_tensor_map(void* tmap, void const* base, operand_type type, std::int64_t rows, std::int64_t k, std::int64_t ld,
                      int box_rows);
 
 }  // namespace memlab::detail::gemm_tc
