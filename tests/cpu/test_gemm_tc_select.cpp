@@ -56,21 +56,22 @@ TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
 }
 
-// FP8 runs on rung 6 alone: every other rung refuses it by name, automatic takes rung 6 at any
-// m (no rung 5 for decode shapes), and where rung 6 cannot run nothing does.
-TEST(GemmTcSelect, E4m3RunsOnTheClusterRungOnly) {
+// FP8 runs on the wgmma rungs (3-6) alone: wmma and mma.sync refuse it by name, automatic
+// takes rung 6 (rung 5 for decode shapes, as BF16), and where those cannot run nothing does.
+TEST(GemmTcSelect, E4m3RunsOnTheWgmmaRungsOnly) {
   auto const h = target(90, true, 90);
   auto const fp8 = shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3);
   EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(fp8, h));
-  EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, fp8, h));
-  for (gemm_tc_rung r : {gemm_tc_rung::wmma, gemm_tc_rung::mma_sync, gemm_tc_rung::tma_wgmma,
-                         gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent}) {
+  for (gemm_tc_rung r : {gemm_tc_rung::tma_wgmma, gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent,
+                         gemm_tc_rung::cluster})
+    EXPECT_EQ("", memlab::gemm_tc_unavailable(r, fp8, h));
+  for (gemm_tc_rung r : {gemm_tc_rung::wmma, gemm_tc_rung::mma_sync}) {
     std::string const why = memlab::gemm_tc_unavailable(r, fp8, h);
     EXPECT_NE(std::string::npos, why.find("no FP8 kernel")) << why;
   }
   auto decode = fp8;
   decode.m = 128;
-  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(decode, h));
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
   // Only K-major A and B, aligned, on an sm_90a image on a 9.0 device.
   EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), h));
   EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3, false), h));

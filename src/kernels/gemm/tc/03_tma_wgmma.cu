@@ -1,6 +1,6 @@
 // Rung 3: TMA loads into 128-byte-swizzled shared memory, consumed by wgmma straight from
-// shared memory. 128 x 128 tiles, k slices of 64 (one 128-byte swizzle row), 4 stages, two
-// warpgroups of 64 x 128 (m64n128k16). No specialization: thread 0 issues the TMA copies,
+// shared memory. 128 x 128 tiles, k slices of one 128-byte swizzle row (64 BF16/FP16 or 128 FP8
+// elements), 4 stages, two warpgroups of 64 x 128 (m64n128k16, or k32 for FP8). No specialization: thread 0 issues the TMA copies,
 // every thread waits on the stage's mbarrier, and a block barrier after each slice says the
 // slot may be refilled. The tensor maps' zero fill covers every edge (m, n and the k tail).
 #include <cuda.h>
@@ -12,8 +12,8 @@
 namespace memlab::detail::gemm_tc {
 namespace {
 
-constexpr int bm = 128, bn = 128, bk = 64, stages = 4, threads = 256;
-constexpr int a_bytes = bm * bk * 2, b_bytes = bn * bk * 2, stage_bytes = a_bytes + b_bytes;
+constexpr int bm = 128, bn = 128, row_bytes = 128, stages = 4, threads = 256;
+constexpr int a_bytes = bm * row_bytes, b_bytes = bn * row_bytes, stage_bytes = a_bytes + b_bytes;
 constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + 1024;  // + alignment slack
 
 template <class In>
@@ -27,6 +27,7 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
   std::int64_t const tiles_m = (p.m + bm - 1) / bm;
   int const tm = static_cast<int>(blockIdx.x % tiles_m), tn = static_cast<int>(blockIdx.x / tiles_m);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  constexpr int bk = operand_traits<In>::k_block;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
 
   if (tid == 0) {
@@ -53,7 +54,7 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
     std::uint32_t const sa = base + s * stage_bytes + wg * 64 * 128, sb = base + s * stage_bytes + a_bytes;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < bk / 16; ++kk) wgmma_slice<In, 128>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+    for (int kk = 0; kk < row_bytes / 32; ++kk) wgmma_slice<In, 128>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(acc);
@@ -65,7 +66,7 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
   std::int64_t const col0 = static_cast<std::int64_t>(tn) * bn;
 #pragma unroll
   for (int r = 0; r < bn / 2; r += 2)
-    store_pair<In>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
+    store_pair<typename operand_traits<In>::c16>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
 #else
   __trap();  // TMA + wgmma need an sm_90a image: the host refuses first
 #endif
@@ -91,5 +92,6 @@ std::size_t smem_tma_wgmma() { return smem_bytes; }
 
 template void launch_tma_wgmma<__half>(problem const&, cudaStream_t);
 template void launch_tma_wgmma<__nv_bfloat16>(problem const&, cudaStream_t);
+template void launch_tma_wgmma<__nv_fp8_e4m3>(problem const&, cudaStream_t);
 
 }  // namespace memlab::detail::gemm_tc

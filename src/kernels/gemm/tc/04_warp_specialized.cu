@@ -3,7 +3,8 @@
 // with TMA, each slot guarded by a `full` mbarrier (TMA bytes landed) and an `empty` one
 // (every consumer finished reading it). Warpgroups 1 and 2 (1 only for BM = 64) are consumers:
 // they take the registers (setmaxnreg.inc), each owns 64 rows of a BM x BN tile in FP32 accumulators
-// (m64nBNk16), keeps one wgmma batch in flight and releases the slot of the batch before.
+// (m64nBNk16, or k32 for FP8), keeps one wgmma batch in flight and releases the slot of the batch
+// before. A slot holds one 128-byte row of K per operand row: 64 BF16/FP16 or 128 FP8 elements.
 //
 // Rung 4 launches one block per tile. Rung 5 (`persistent`) launches one block per SM that
 // walks tiles in grouped order (runs of 16 M tiles share B's column and keep A in L2): the
@@ -35,7 +36,7 @@
 namespace memlab::detail::gemm_tc {
 namespace {
 
-constexpr int bk = 64;
+constexpr int row_bytes = 128;  // a k-block: operand_traits<In>::k_block elements a row
 
 /// one_tile: rung 4, a block per tile; persistent: rung 5, a block per SM walking tiles;
 /// split_k: a cluster per tile, each CTA a range of k-blocks, reduced through DSM.
@@ -51,7 +52,7 @@ constexpr int partial_ld = BN + 4;
 template <int BN, int BM = 128>
 struct ws_config {
   static constexpr int consumers = BM / 64, threads = 128 * (1 + consumers);
-  static constexpr int a_bytes = BM * bk * 2, b_bytes = BN * bk * 2, stage_bytes = a_bytes + b_bytes;
+  static constexpr int a_bytes = BM * row_bytes, b_bytes = BN * row_bytes, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KB of slots: 4 at 128 x 256 .. 12 at 64 x 64
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + 1024;
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups");
@@ -71,6 +72,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
   int const tiles_m = static_cast<int>((p.m + BM - 1) / BM);
   int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
   int const tiles = tiles_m * tiles_n;
+  constexpr int bk = operand_traits<In>::k_block;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
 
@@ -141,7 +143,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < bk / 16; ++kk) wgmma_slice<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+        for (int kk = 0; kk < row_bytes / 32; ++kk) wgmma_slice<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
         if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
@@ -168,7 +170,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         std::int64_t const col0 = static_cast<std::int64_t>(tn) * BN;
 #pragma unroll
         for (int r = 0; r < BN / 2; r += 2)
-          store_pair<In>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
+          store_pair<typename operand_traits<In>::c16>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
       }
     }
   }
@@ -190,8 +192,8 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
           sum.w += v.w;
         }
         std::int64_t const gr = static_cast<std::int64_t>(tm) * BM + row, gc = static_cast<std::int64_t>(tn) * BN + col;
-        store_pair<In>(p, gr, gc, sum.x, sum.y);
-        store_pair<In>(p, gr, gc + 2, sum.z, sum.w);
+        store_pair<typename operand_traits<In>::c16>(p, gr, gc, sum.x, sum.y);
+        store_pair<typename operand_traits<In>::c16>(p, gr, gc + 2, sum.z, sum.w);
       }
     }
     cluster_sync_all();  // no CTA leaves while the others read its shared memory
@@ -253,6 +255,7 @@ template <class In>
 void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
   std::int64_t const tiles_m = (p.m + 127) / 128;
   std::int64_t const tiles128 = tiles_m * ((p.n + 127) / 128);
+  constexpr int bk = operand_traits<In>::k_block;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
   if (unsigned const splits = split_k_splits(tiles128, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 128>(s); });
       splits > 1) {
@@ -291,5 +294,7 @@ template void launch_warp_specialized<__half>(problem const&, cudaStream_t);
 template void launch_warp_specialized<__nv_bfloat16>(problem const&, cudaStream_t);
 template void launch_persistent<__half>(problem const&, cudaStream_t, int);
 template void launch_persistent<__nv_bfloat16>(problem const&, cudaStream_t, int);
+template void launch_warp_specialized<__nv_fp8_e4m3>(problem const&, cudaStream_t);
+template void launch_persistent<__nv_fp8_e4m3>(problem const&, cudaStream_t, int);
 
 }  // namespace memlab::detail::gemm_tc
