@@ -24,7 +24,8 @@
 // is rewritten only after its store has finished reading it (cp.async.bulk.wait_group.read 1:
 // the other buffer's store may still be in flight). TMA clips the boxes at the matrix edges.
 // beta != 0 (C must be read) or a C that TMA cannot address (base not 16-byte aligned, ldc
-// bytes not a multiple of 16) takes rung 5's register epilogue in the same kernel.
+// bytes not a multiple of 16) stages C through the same buffers and stores it with the threads'
+// own coalesced stores (staged_register_store) in the same kernel.
 //
 // Two kernels share all of the above (sessions 13-14, docs/tc-gemm.md): the cooperative one,
 // whose two consumer warpgroups split each tile (64 x BN each at BM = 128; at 256 x 152, 128 x
@@ -95,6 +96,15 @@ struct cl_maps {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// The byte offset of byte `byte` of row `row` in a staging box of BoxBytes-byte rows, as TMA's
+/// swizzle lays it out: 16-byte chunk c of row r sits at chunk c ^ (r % 8) of a 128-byte row, or
+/// c ^ ((r / 2) % 4) of a 64-byte one.
+template <int BoxBytes>
+__device__ __forceinline__ int epi_swizzle(int row, int byte) {
+  if constexpr (BoxBytes == 128) return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));
+  else return row * 64 + ((((byte >> 4) ^ ((row >> 1) & 3)) << 4) | (byte & 15));
+}
+
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
 /// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
 /// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
@@ -120,10 +130,7 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
   // land in 8 different 16-byte bank groups either way). The tail box is unswizzled: its rows,
   // tail_bytes apart, are an odd number of 16-byte chunks for 16-bit C (8 rows, 8 bank groups)
   // and exactly the bytes one FP32 store covers (8 rows x 32 bytes, contiguous).
-  auto const swz = [](int row, int byte) {
-    if constexpr (BoxBytes == 128) return row * 128 + ((((byte >> 4) ^ (row & 7)) << 4) | (byte & 15));
-    else return row * 64 + ((((byte >> 4) ^ ((row >> 1) & 3)) << 4) | (byte & 15));
-  };
+  auto const swz = [](int row, int byte) { return epi_swizzle<BoxBytes>(row, byte); };
 #pragma unroll
   for (int bx = 0; bx < boxes + (tail_cols > 0 ? 1 : 0); ++bx) {
     std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
@@ -289,9 +296,53 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, pro
   }
 }
 
+/// Stores one warpgroup's 64 x BN accumulators at (row0, col0) where TMA cannot (beta != 0 reads
+/// C; a C base or ldc that is not 16-byte addressable): in chunks of BoxBytes / 4 FP32 columns
+/// (32 or 16) through the staging buffers (the FP32 TMA path's swizzled layout, conflict-free
+/// both ways), then each warp writes whole row segments of C, 32 or 16 consecutive columns an
+/// instruction (64 contiguous bytes of 16-bit C), whatever ldc's alignment, reading C alike for
+/// beta. The accumulators' own layout (8 rows x 4 column pairs a warp instruction) wrote 8
+/// scattered pieces of 4 or 2 bytes. Chunk `seq` takes buffer seq % 2 and `seq` runs on across
+/// calls, so one barrier a chunk suffices: a thread writes buffer b again only after the barrier
+/// that every thread reaches once done reading b's previous chunk.
+template <class C16, int BN, int BoxBytes>
+__device__ __forceinline__ void staged_register_store(float const (&acc)[BN / 2], problem const& p, std::uint32_t bufs,
+                                                      int t, int bar_id, int row0, int col0, unsigned& seq) {
+  constexpr int cc = BoxBytes / 4;               // FP32 columns a chunk
+  constexpr int chunks = (BN + cc - 1) / cc;
+  constexpr int buf_bytes = epi_rows * BoxBytes;
+  constexpr int rows_per_warp = 32 / cc;         // rows one warp instruction covers
+  int const warp = t / 32, lane = t % 32, sub = lane / cc, col_in = lane % cc;
+#pragma unroll
+  for (int ch = 0; ch < chunks; ++ch) {
+    std::uint32_t const buf = bufs + (seq++ % 2) * buf_bytes;
+#pragma unroll
+    for (int jj = 0; jj < cc / 8; ++jj) {
+      int const j8 = ch * (cc / 8) + jj;  // the tile's 8-column block
+      if (j8 * 8 < BN) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          int const r = 4 * j8 + 2 * h;
+          st_shared_v2_f32(buf + epi_swizzle<BoxBytes>(wgmma_acc_row(t, r), (8 * jj + 2 * (t % 4)) * 4), acc[r], acc[r + 1]);
+        }
+      }
+    }
+    named_bar_sync(bar_id, 128);
+    std::int64_t const col = static_cast<std::int64_t>(col0) + ch * cc + col_in;
+    bool const col_ok = ch * cc + col_in < BN && col < p.n;
+#pragma unroll 1
+    for (int rr = warp * rows_per_warp + sub; rr < epi_rows; rr += 4 * rows_per_warp) {
+      float const v = ld_shared_f32(buf + epi_swizzle<BoxBytes>(rr, col_in * 4));
+      std::int64_t const row = static_cast<std::int64_t>(row0) + rr;
+      if (col_ok && row < p.m) store_one<C16>(p, row, col, v);
+    }
+  }
+}
+
 /// Stores one warpgroup's 64 x BN accumulators at (row0, col0): through the staging buffers and
 /// TMA (16-bit C, of type C16, in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless
-/// it is 1; or, where TMA cannot store C (beta != 0, C unaligned), from registers as rung 5 does.
+/// it is 1; or, where TMA cannot store C (beta != 0, C unaligned), through the same buffers with
+/// the threads' own coalesced stores (staged_register_store).
 template <class C16, int BN, int Box16, int Box32>
 __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
                                            void const* tmap_c, void const* tmap_tail, std::uint32_t bufs, int t,
@@ -306,10 +357,7 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
       else tma_store_epilogue<C16, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
     }
   } else {
-#pragma unroll
-    for (int r = 0; r < BN / 2; r += 2)
-      store_pair<C16>(p, static_cast<std::int64_t>(row0) + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r],
-                     acc[r + 1]);
+    staged_register_store<C16, BN, Box32>(acc, p, bufs, t, bar_id, row0, col0, seq);
   }
 }
 #endif

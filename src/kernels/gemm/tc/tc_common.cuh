@@ -103,6 +103,23 @@ __device__ __forceinline__ void store_pair(problem const& p, std::int64_t row, s
   }
 }
 
+/// Writes C(row, col) = alpha * v + beta * C (inside the matrix: the caller checks), the
+/// arithmetic of store_pair one element at a time. beta == 0 never reads C.
+template <class C16>
+__device__ __forceinline__ void store_one(problem const& p, std::int64_t row, std::int64_t col, float v) {
+  std::int64_t const off = row * p.ldc + col;
+  v *= p.alpha;
+  if (p.c_f32) {
+    float* c = static_cast<float*>(p.c) + off;
+    if (p.beta != 0.f) v += p.beta * c[0];
+    c[0] = v;
+  } else {
+    C16* c = static_cast<C16*>(p.c) + off;
+    if (p.beta != 0.f) v += p.beta * to_float(c[0]);
+    c[0] = from_float<C16>(v);
+  }
+}
+
 // ---- PTX wrappers (sm_80: cp.async, ldmatrix, mma.sync; sm_90: mbarrier tx, TMA) ----------
 
 __device__ __forceinline__ std::uint32_t smem_addr(void const* p) {
@@ -270,6 +287,11 @@ __device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, std::uint32_t r0
 }
 __device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
 }
 __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
