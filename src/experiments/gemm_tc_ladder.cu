@@ -314,6 +314,8 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel, abs, ref_text));
+    // The kernel rung 6's rule takes (the FP8 kernels' cluster capacities are the BF16 ones': the
+    // same shared memory and registers).
     if (rung == gemm_tc_rung::cluster)
       s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(
                                 false, m, n, k, detail::gemm_tc::cluster_c_tma_store(c.data(), n, sizeof(Out), 0.f)));
