@@ -23,10 +23,10 @@
 // Invalid arguments throw memlab::error with one line before any work is issued, C untouched.
 //
 // memlab::gemm_e4m3: FP8 (E4M3) inputs, FP32 accumulation, BF16 or FP32 C, on the wgmma rungs
-// (3-6, sm_90a; `automatic` takes rung 6, or rung 5 where m <= 128, as for BF16). wgmma reads FP8
-// from shared memory K-major only, as cublasLt's FP8 GEMM does: op_a = n, op_b = t, A and B
-// 16-byte aligned with lda and ldb multiples of 16; anything else throws (there is no FP8 rung
-// below wgmma to fall back to). Hopper's FP8 tensor cores add each
+// (3-6, sm_90a; `automatic` takes rung 6, or rung 5 where m <= 128, as for BF16) and on rung 2,
+// mma.sync m16n8k32 (sm_89+: Ada's RTX 40 and L4, and Hopper; `automatic` below sm_90a). Both read
+// FP8 K-major only, as cublasLt's FP8 GEMM does: op_a = n, op_b = t, A and B 16-byte aligned with
+// lda and ldb multiples of 16; anything else throws (wmma has no FP8 to fall back to). Hopper's FP8 tensor cores add each
 // k32 product into the FP32 accumulators with fewer bits than an FP32 add keeps (cublasLt's
 // CUBLASLT_MATMUL_DESC_FAST_ACCUM mode): docs/tc-gemm.md, "FP8", gives the error bound the
 // tests hold it to.
@@ -68,7 +68,7 @@ void gemm_f16(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::i
               __half const* a, std::int64_t lda, __half const* b, std::int64_t ldb, float beta, float* c,
               std::int64_t ldc, cudaStream_t stream = nullptr, gemm_tc_rung rung = gemm_tc_rung::automatic);
 
-/// FP8 E4M3 inputs (see above): C is BF16 or FP32; rung automatic or 3-6.
+/// FP8 E4M3 inputs (see above): C is BF16 or FP32; rung automatic, mma_sync or 3-6.
 void gemm_e4m3(gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                __nv_fp8_e4m3 const* a, std::int64_t lda, __nv_fp8_e4m3 const* b, std::int64_t ldb, float beta,
                __nv_bfloat16* c, std::int64_t ldc, cudaStream_t stream = nullptr,

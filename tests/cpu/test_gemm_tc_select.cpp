@@ -56,19 +56,18 @@ TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
 }
 
-// FP8 runs on the wgmma rungs (3-6) alone: wmma and mma.sync refuse it by name, automatic
-// takes rung 6 (rung 5 for decode shapes, as BF16), and where those cannot run nothing does.
-TEST(GemmTcSelect, E4m3RunsOnTheWgmmaRungsOnly) {
+// FP8 runs on mma.sync (sm_89+) and the wgmma rungs (3-6): wmma refuses it by name, automatic
+// takes rung 6 (rung 5 for decode shapes, as BF16) on sm_90a, mma.sync on sm_89 and on sm_90
+// without the arch features, and nothing on an Ampere image or device.
+TEST(GemmTcSelect, E4m3RunsOnMmaSyncAndTheWgmmaRungs) {
   auto const h = target(90, true, 90);
   auto const fp8 = shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3);
   EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(fp8, h));
-  for (gemm_tc_rung r : {gemm_tc_rung::tma_wgmma, gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent,
-                         gemm_tc_rung::cluster})
+  for (gemm_tc_rung r : {gemm_tc_rung::mma_sync, gemm_tc_rung::tma_wgmma, gemm_tc_rung::warp_specialized,
+                         gemm_tc_rung::persistent, gemm_tc_rung::cluster})
     EXPECT_EQ("", memlab::gemm_tc_unavailable(r, fp8, h));
-  for (gemm_tc_rung r : {gemm_tc_rung::wmma, gemm_tc_rung::mma_sync}) {
-    std::string const why = memlab::gemm_tc_unavailable(r, fp8, h);
-    EXPECT_NE(std::string::npos, why.find("no FP8 kernel")) << why;
-  }
+  std::string const why = memlab::gemm_tc_unavailable(gemm_tc_rung::wmma, fp8, h);
+  EXPECT_NE(std::string::npos, why.find("no FP8 kernel")) << why;
   auto decode = fp8;
   decode.m = 128;
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
@@ -78,8 +77,11 @@ TEST(GemmTcSelect, E4m3RunsOnTheWgmmaRungsOnly) {
   std::string const unaligned =
       memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, gemm_tc_input::e4m3, false), h);
   EXPECT_NE(std::string::npos, unaligned.find("multiples of 16")) << unaligned;
-  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(fp8, target(90, false, 90)));
+  EXPECT_EQ(gemm_tc_rung::mma_sync, memlab::gemm_tc_select(fp8, target(90, false, 90)));
+  EXPECT_EQ(gemm_tc_rung::mma_sync, memlab::gemm_tc_select(fp8, target(89, false, 89)));  // an L4 / RTX 40
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(fp8, target(89, false, 86)));  // sm_86: no FP8
   EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(fp8, target(80, false, 80)));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::mma_sync, fp8, target(80, false, 90)));  // an sm_80 image
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, fp8, target(80, false, 80)));
 }
 

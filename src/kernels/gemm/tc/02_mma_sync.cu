@@ -1,5 +1,6 @@
-// Rung 2: mma.sync m16n8k16 fed by ldmatrix from a 4-stage cp.async pipeline. 128 x 128
-// tiles, k slices of 32, four warps (2 x 2) of 64 x 64 and two blocks per SM: per k16 step a
+// Rung 2: mma.sync m16n8k16 (m16n8k32 for FP8 E4M3, sm_89+) fed by ldmatrix from a 4-stage
+// cp.async pipeline. 128 x 128 tiles, k slices of 64 bytes (32 BF16/FP16 or 64 FP8 elements: the
+// same bytes, so the same shared layout, fragments and ldmatrix addresses), four warps (2 x 2) of 64 x 64 and two blocks per SM: per k16 step a
 // warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
 // registers so that each step's ldmatrix (and the slice's barrier) overlap the previous step's
 // mma, and while one block waits at its barrier the other's warps keep the tensor pipe busy
@@ -15,28 +16,29 @@
 
 namespace memlab::detail::gemm_tc {
 
-/// Element offset of (row, 16-byte chunk) in a tile of 32-element (64-byte) rows, swizzled.
-__host__ __device__ constexpr int mma_sync_swizzle(int row, int chunk) { return row * 32 + ((chunk ^ ((row >> 1) & 3)) * 8); }
+/// Byte offset of (row, 16-byte chunk) in a tile of 64-byte rows, swizzled.
+__host__ __device__ constexpr int mma_sync_swizzle(int row, int chunk) { return row * 64 + ((chunk ^ ((row >> 1) & 3)) * 16); }
 
 namespace {
 
-/// The rung's configuration: 128 x 128 tiles, k slices of 32, 4 stages (64 KB: two blocks per
-/// SM on sm_80 and sm_90, one on sm_86/89), four warps (2 x 2) of 64 x 64, at least two blocks
-/// per SM. docs/tc-gemm.md, "Rung 2: two blocks per SM", has the alternatives measured against it.
+/// The rung's configuration: 128 x 128 tiles, k slices of 64 bytes, 4 stages (64 KB: two blocks
+/// per SM on sm_80 and sm_90, one on sm_86/89), four warps (2 x 2) of 64 x 64, at least two
+/// blocks per SM. docs/tc-gemm.md, "Rung 2: two blocks per SM", has the alternatives measured
+/// against it. Sizes in bytes where they are the same for every input type.
 struct rung_config {
-  static constexpr int bm = 128, bn = 128, bk = 32, stages = 4;
+  static constexpr int bm = 128, bn = 128, row_bytes = 64, stages = 4;
   static constexpr int warp_n = 64, n8_per_warp = warp_n / 8;  // m16n8 column blocks per warp
   static constexpr int threads = 128, min_blocks = 2;
-  static constexpr int tile_elems = (bm + bn) * bk;  // one stage: A tile then B tile
-  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_elems * 2;
+  static constexpr int tile_bytes = (bm + bn) * row_bytes;  // one stage: A tile then B tile
+  static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_bytes;
   // 16-byte chunks a thread copies per stage: rows tid / 4 + i threads / 4, chunk tid % 4.
-  static constexpr int chunks = bk / 8;
-  static constexpr int a_iters = bm * bk / 8 / threads, b_iters = bn * bk / 8 / threads;
+  static constexpr int chunks = row_bytes / 16;
+  static constexpr int a_iters = bm * chunks / threads, b_iters = bn * chunks / threads;
   static constexpr int rows_per_iter = threads / chunks;
   static_assert(n8_per_warp % 2 == 0 && (threads / 64) * warp_n == bn,
                 "ldmatrix.x4 loads B fragments in pairs; the warps span bn");
-  static_assert(bk == 32, "mma_sync_swizzle assumes 64-byte rows");
-  static_assert(bm * bk / 8 % threads == 0 && bn * bk / 8 % threads == 0, "each thread copies whole 16-byte chunks");
+  static_assert(row_bytes == 64, "mma_sync_swizzle assumes 64-byte rows");
+  static_assert(bm * chunks % threads == 0 && bn * chunks % threads == 0, "each thread copies whole 16-byte chunks");
   // A thread's rows step by a multiple of 8: its chunk's swizzle ((row >> 1) & 3) is the same
   // for every chunk it copies, so one shared offset and one pointer per operand serve them all.
   static_assert(rows_per_iter % 8 == 0, "a thread's rows keep one swizzle phase");
@@ -46,8 +48,10 @@ template <class In>
 __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using Cfg = rung_config;
-  constexpr int bm = Cfg::bm, bn = Cfg::bn, bk = Cfg::bk, stages = Cfg::stages, threads = Cfg::threads;
-  constexpr int tile_elems = Cfg::tile_elems, n8_per_warp = Cfg::n8_per_warp, warps_n = bn / Cfg::warp_n;
+  constexpr int bm = Cfg::bm, bn = Cfg::bn, stages = Cfg::stages, threads = Cfg::threads;
+  constexpr int e = static_cast<int>(sizeof(In));                       // bytes an element
+  constexpr int bk = Cfg::row_bytes / e, chunk_elems = 16 / e;          // elements a row, a chunk
+  constexpr int tile_elems = Cfg::tile_bytes / e, n8_per_warp = Cfg::n8_per_warp, warps_n = bn / Cfg::warp_n;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* smem = reinterpret_cast<In*>(smem_raw);
   std::int64_t const tiles_m = (p.m + bm - 1) / bm;
@@ -63,9 +67,9 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   // The copy plan, fixed for the block: this thread's first row and chunk, its shared offset
   // (the same swizzle phase for all its rows) and its first source element in A and in B.
   int const r_first = tid / Cfg::chunks, ch = tid % Cfg::chunks;
-  int const s_first = mma_sync_swizzle(r_first, ch);
-  In const* a_first = a + (row0 + r_first) * p.a_si + ch * 8;
-  In const* b_first = b + (col0 + r_first) * p.b_sj + ch * 8;
+  int const s_first = mma_sync_swizzle(r_first, ch) / e;
+  In const* a_first = a + (row0 + r_first) * p.a_si + ch * chunk_elems;
+  In const* b_first = b + (col0 + r_first) * p.b_sj + ch * chunk_elems;
   std::int64_t const a_step = Cfg::rows_per_iter * p.a_si, b_step = Cfg::rows_per_iter * p.b_sj;
   bool const interior = row0 + bm <= p.m && col0 + bn <= p.n;
 
@@ -76,23 +80,23 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
     if (interior && k0 + bk <= p.k) {  // the common case: every chunk whole, no checks
 #pragma unroll
       for (int i = 0; i < Cfg::a_iters; ++i)
-        cp_async_16(smem_addr(sa + s_first + i * threads * 8), a_first + i * a_step + k0, 16);
+        cp_async_16(smem_addr(sa + s_first + i * threads * chunk_elems), a_first + i * a_step + k0, 16);
 #pragma unroll
       for (int i = 0; i < Cfg::b_iters; ++i)
-        cp_async_16(smem_addr(sb + s_first + i * threads * 8), b_first + i * b_step + k0, 16);
+        cp_async_16(smem_addr(sb + s_first + i * threads * chunk_elems), b_first + i * b_step + k0, 16);
       return;
     }
-    std::int64_t const left = p.k - (k0 + ch * 8);
-    int const kbytes = left > 0 ? static_cast<int>(left >= 8 ? 16 : left * 2) : 0;
+    std::int64_t const left = p.k - (k0 + ch * chunk_elems);
+    int const kbytes = left > 0 ? static_cast<int>(left >= chunk_elems ? 16 : left * e) : 0;
 #pragma unroll
     for (int i = 0; i < Cfg::a_iters; ++i) {
       bool const ok = row0 + r_first + i * Cfg::rows_per_iter < p.m && kbytes > 0;
-      cp_async_16(smem_addr(sa + s_first + i * threads * 8), ok ? a_first + i * a_step + k0 : a, ok ? kbytes : 0);
+      cp_async_16(smem_addr(sa + s_first + i * threads * chunk_elems), ok ? a_first + i * a_step + k0 : a, ok ? kbytes : 0);
     }
 #pragma unroll
     for (int i = 0; i < Cfg::b_iters; ++i) {
       bool const ok = col0 + r_first + i * Cfg::rows_per_iter < p.n && kbytes > 0;
-      cp_async_16(smem_addr(sb + s_first + i * threads * 8), ok ? b_first + i * b_step + k0 : b, ok ? kbytes : 0);
+      cp_async_16(smem_addr(sb + s_first + i * threads * chunk_elems), ok ? b_first + i * b_step + k0 : b, ok ? kbytes : 0);
     }
   };
 
@@ -110,12 +114,13 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   // likewise, and the second k16 step's chunk is the first's with bit 1 flipped, i.e. the
   // address XOR 32 (bits 4-5 of a row's 64 bytes hold the chunk; the stage bases are 1 KB apart).
   std::uint32_t const smem0 = smem_addr(smem);
-  std::uint32_t const a_lane = 2u * static_cast<std::uint32_t>(mma_sync_swizzle(wm + lane % 16, lane / 16));
+  std::uint32_t const a_lane = static_cast<std::uint32_t>(mma_sync_swizzle(wm + lane % 16, lane / 16));
   std::uint32_t const b_lane =
-      2u * static_cast<std::uint32_t>(bm * bk + mma_sync_swizzle(wn + (lane / 16) * 8 + lane % 8, (lane / 8) % 2));
-  constexpr std::uint32_t stage_bytes = tile_elems * 2, block16_bytes = 16 * bk * 2;
+      static_cast<std::uint32_t>(bm * Cfg::row_bytes + mma_sync_swizzle(wn + (lane / 16) * 8 + lane % 8, (lane / 8) % 2));
+  constexpr std::uint32_t stage_bytes = Cfg::tile_bytes, block16_bytes = 16 * Cfg::row_bytes;
   auto const stage_of = [&](int slice) { return smem0 + static_cast<std::uint32_t>(slice % stages) * stage_bytes; };
-  // Two register sets of one k16 step's fragments: A's four m16 blocks, B's four n16 pairs.
+  // Two register sets of one k step's fragments (32 bytes of K: k16, or k32 for FP8): A's four
+  // m16 blocks, B's four n16 pairs.
   std::uint32_t fa[2][4][4], fb[2][n8_per_warp / 2][4];
   auto load_frags = [&](int set, std::uint32_t stage, int step) {
     std::uint32_t const flip = step ? 32u : 0u;
@@ -129,7 +134,7 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
     for (int i = 0; i < 4; ++i)
 #pragma unroll
       for (int j = 0; j < n8_per_warp; ++j)
-        mma_16816<In>(acc[i][j], fa[set][i], fb[set][j / 2][2 * (j % 2)], fb[set][j / 2][2 * (j % 2) + 1]);
+        mma_sync_step<In>(acc[i][j], fa[set][i], fb[set][j / 2][2 * (j % 2)], fb[set][j / 2][2 * (j % 2) + 1]);
   };
 
   // The pipeline: slices 0 .. stages - 2 in flight before the loop; each slice's second k16
@@ -164,11 +169,11 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
     for (int j = 0; j < n8_per_warp; ++j) {
       std::int64_t const r = row0 + wm + 16 * i + g;
       std::int64_t const c = col0 + wn + 8 * j + 2 * t4;
-      store_pair<In>(p, r, c, acc[i][j][0], acc[i][j][1]);
-      store_pair<In>(p, r + 8, c, acc[i][j][2], acc[i][j][3]);
+      store_pair<typename operand_traits<In>::c16>(p, r, c, acc[i][j][0], acc[i][j][1]);
+      store_pair<typename operand_traits<In>::c16>(p, r + 8, c, acc[i][j][2], acc[i][j][3]);
     }
 #else
-  __trap();  // cp.async, ldmatrix and BF16 mma.sync need sm_80: the host refuses first
+  __trap();  // cp.async, ldmatrix and BF16 mma.sync need sm_80 (FP8 sm_89): the host refuses first
 #endif
 }
 
@@ -190,5 +195,6 @@ std::size_t smem_mma_sync() { return rung_config::smem_bytes; }
 
 template void launch_mma_sync<__half>(problem const&, cudaStream_t);
 template void launch_mma_sync<__nv_bfloat16>(problem const&, cudaStream_t);
+template void launch_mma_sync<__nv_fp8_e4m3>(problem const&, cudaStream_t);
 
 }  // namespace memlab::detail::gemm_tc

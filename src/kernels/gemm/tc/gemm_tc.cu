@@ -169,7 +169,7 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
     chosen = gemm_tc_select(s, target);
     // The rung whose reason the call gives when none can run: the one that takes the most.
     if (chosen == gemm_tc_rung::automatic)
-      fail(gemm_tc_unavailable(e4m3 ? gemm_tc_rung::persistent : gemm_tc_rung::wmma, s, target));
+      fail(gemm_tc_unavailable(e4m3 ? gemm_tc_rung::mma_sync : gemm_tc_rung::wmma, s, target));
   } else if (auto why = gemm_tc_unavailable(rung, s, target); !why.empty()) {
     fail(why);
   }
@@ -177,8 +177,9 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
     launch_scale_c<typename operand_traits<In>::c16>(p, stream);
     return;
   }
-  if constexpr (e4m3) {  // the wgmma rungs alone (gemm_tc_unavailable refused the others)
+  if constexpr (e4m3) {  // mma.sync and the wgmma rungs (gemm_tc_unavailable refused wmma)
     switch (chosen) {
+      case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
       case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
       case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
       case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
@@ -237,9 +238,9 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
   if (r < 1 || r > last_rung) return "rung '" + (r == 0 ? std::string("automatic") : std::to_string(r)) + "' is not a rung";
   std::string const name = rung_names[r];
   bool const e4m3 = s.input == gemm_tc_input::e4m3;
-  if (e4m3 && (rung == gemm_tc_rung::wmma || rung == gemm_tc_rung::mma_sync))
-    return name + " has no FP8 kernel: E4M3 inputs run on the wgmma rungs (3-6) only";
-  int const needed_for_type = s.input == gemm_tc_input::f16 ? 75 : e4m3 ? 90 : 80;
+  if (e4m3 && rung == gemm_tc_rung::wmma)
+    return name + " has no FP8 kernel: E4M3 inputs run on mma_sync (sm_89+) and the wgmma rungs (3-6)";
+  int const needed_for_type = s.input == gemm_tc_input::f16 ? 75 : e4m3 ? 89 : 80;
   char const* const type_text = s.input == gemm_tc_input::f16 ? "FP16 tensor cores"
                                 : e4m3                        ? "FP8 tensor cores"
                                                               : "BF16 tensor cores";
@@ -273,11 +274,11 @@ gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
   // On sm_90a hopper_default_rung (rung 6, only where m > 128, so that both CTAs of a pair
   // have a tile; rung 5 otherwise); below sm_90a the mma.sync pipeline; wmma takes the
   // layouts and alignments the others cannot.
-  // FP8: the same Hopper choice, and no rung below it.
+  // FP8: the same choice down to mma.sync (sm_89: Ada's FP8 tensor cores), no wmma below it.
   gemm_tc_rung const hopper =
       hopper_default_rung == gemm_tc_rung::cluster && s.m <= 128 ? gemm_tc_rung::persistent : hopper_default_rung;
   if (s.input == gemm_tc_input::e4m3) {
-    for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent})
+    for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent, gemm_tc_rung::mma_sync})
       if (gemm_tc_unavailable(r, s, t).empty()) return r;
     return gemm_tc_rung::automatic;
   }

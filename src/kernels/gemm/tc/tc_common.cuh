@@ -141,10 +141,20 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
 }
-/// D += A * B, m16n8k16, FP32 accumulators.
+/// D += A * B over 32 bytes of K, FP32 accumulators: m16n8k16 for BF16/FP16, m16n8k32 for FP8
+/// E4M3 (sm_89+; the fragments' registers hold the same bytes, 4 FP8 values where 2 16-bit ones).
 template <class In>
-__device__ __forceinline__ void mma_16816(float (&d)[4], std::uint32_t const (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<In, __half>) {
+__device__ __forceinline__ void mma_sync_step(float (&d)[4], std::uint32_t const (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (std::is_same_v<In, __nv_fp8_e4m3>) {
+#if __CUDA_ARCH__ >= 890
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    __trap();  // FP8 mma.sync needs sm_89: the host refuses first
+#endif
+  } else if constexpr (std::is_same_v<In, __half>) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                  "{%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
