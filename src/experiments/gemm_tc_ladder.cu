@@ -624,7 +624,9 @@ memlab::bench::registrar const reg_cluster_survey{[] {
         "2816", "4608", "3840", "1536x6144x1536", "6000x3000x2000", "2048x5120x8192", "10240x2560x2048",
         "3000x4000x3000",
         // where pingpong's own waves (8 or more) and the cooperative kernel's (fewer) disagree
-        "3072x8192x4096", "4096x5120x4096", "6144x4096x2048", "12288x2048x4096", "1536x16384x2048"},
+        "3072x8192x4096", "4096x5120x4096", "6144x4096x2048", "12288x2048x4096", "1536x16384x2048",
+        // pingpong's miss at k = 2000: k a whole number of k-blocks, then m and n too (session 16)
+        "3000x5000x2048", "3072x5120x2000", "3072x5120x2048", "6000x3000x2048"},
        "n (a cube) or m x n x k: squares, wide and tall C, short and long k",
        "Which of rung 6's kernels is fastest at 3072^3?",
        "3072",
