@@ -243,4 +243,25 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_NE(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 40}), cluster_tile::coop_256x152);
   // Beta != 0 or an unaligned C (register stores): no pingpong, whatever its count.
   EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::automatic, false), cluster_tile::coop_128x256);
+  // Rows of A and B not on 128-byte lines: no pingpong either (6000x3000x2000 at 4000-byte rows:
+  // pingpong 128x160 measured 0.856 of cuBLAS against 0.978 with 128-byte rows).
+  using memlab::detail::gemm_tc::cluster_pick;
+  EXPECT_EQ(cluster_pick(6000, 3000, 2000, {66, 66, 66, 66}), cluster_tile::pingpong_128x160);
+  cluster_tile const straddled = cluster_pick(6000, 3000, 2000, {66, 66, 66, 66}, cluster_family::automatic, true, false);
+  EXPECT_TRUE(straddled == cluster_tile::coop_128x256 || straddled == cluster_tile::coop_256x152);
+  EXPECT_EQ(cluster_pick(8192, 8192, 1024, {66, 66, 66, 66}, cluster_family::automatic, true, false), cluster_tile::coop_128x256);
+  // ... forced families still run what they name.
+  EXPECT_EQ(cluster_pick(8192, 8192, 1024, {66, 66, 66, 66}, cluster_family::pingpong192, true, false),
+            cluster_tile::pingpong_128x192);
+}
+
+// Which A and B rows start on 128-byte lines: base and pitch both multiples of 128 bytes.
+TEST(GemmTcClusterPlan, RowsOnLinesNeedBaseAndPitch) {
+  using memlab::detail::gemm_tc::cluster_rows_line_aligned;
+  alignas(128) static unsigned char buf[256];
+  EXPECT_TRUE(cluster_rows_line_aligned(buf, 4096, buf, 8192));    // 2048 BF16 / 4096 FP8 elements
+  EXPECT_FALSE(cluster_rows_line_aligned(buf, 4000, buf, 4096));   // k = 2000 BF16: 4000-byte rows
+  EXPECT_FALSE(cluster_rows_line_aligned(buf, 4096, buf, 2000));   // k = 2000 FP8
+  EXPECT_FALSE(cluster_rows_line_aligned(buf + 16, 4096, buf, 4096));  // 16-byte aligned base only
+  EXPECT_FALSE(cluster_rows_line_aligned(buf, 4096, buf + 64, 4096));
 }

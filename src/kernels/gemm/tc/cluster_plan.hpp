@@ -54,6 +54,16 @@ inline bool cluster_c_tma_store(void const* c, std::int64_t ldc, int out_bytes, 
   return beta == 0.f && reinterpret_cast<std::uintptr_t>(c) % 16 == 0 && (ldc * out_bytes) % 16 == 0;
 }
 
+/// Whether every row of A and of B starts on a 128-byte line (base and row pitch in bytes both
+/// multiples of 128). Where not, three rows in four straddle two lines in each 128-byte TMA box
+/// row, and the pingpong kernels ran 7-20% (BF16) and 33-56% (FP8) slower at k = 2000 with 16-byte
+/// than with 128-byte pitch, the cooperative ones 1-4% and 11-19% (gemm.tc_row_pitch, session 16):
+/// cluster_pick does not weigh pingpong there.
+inline bool cluster_rows_line_aligned(void const* a, std::int64_t lda_bytes, void const* b, std::int64_t ldb_bytes) {
+  return reinterpret_cast<std::uintptr_t>(a) % 128 == 0 && lda_bytes % 128 == 0 &&
+         reinterpret_cast<std::uintptr_t>(b) % 128 == 0 && ldb_bytes % 128 == 0;
+}
+
 /// The cooperative kernel's tile: 128 x 256 unless its pairs leave clusters idle in the last
 /// wave and there is less than two waves of them; then 128 x 128 (twice the pairs).
 inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int clusters256) {
@@ -82,12 +92,15 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 ///    at 4097^3 C's register stores are the reason (below). 13 held-out shapes checked the rule.
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
 /// epilogue, not the register stores of beta != 0 or an unaligned C (4097^3, ldc = 4097: both
-/// pingpong kernels measured 1-8% slower than the cooperative one there).
+/// pingpong kernels measured 1-8% slower than the cooperative one there); and only where the rows
+/// of A and B start on 128-byte lines (`rows_line_aligned`, cluster_rows_line_aligned above).
+/// (The 3000x5000x2000 miss that the few-waves correction was fitted on has 4000-byte rows.)
 constexpr double wide_slowdown = 1.05;
 constexpr double pingpong_few_waves = 1.05;
 
 inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k, cluster_capacity cap,
-                                 cluster_family allowed = cluster_family::automatic, bool c_tma_store = true) {
+                                 cluster_family allowed = cluster_family::automatic, bool c_tma_store = true,
+                                 bool rows_line_aligned = true) {
   if (allowed == cluster_family::pingpong192) return cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160) return cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::cooperative256) return cluster_tile::coop_256x152;
@@ -109,7 +122,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   };
   consider(cluster_tile::coop_256x152,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
-  if (c_tma_store) {
+  if (c_tma_store && rows_line_aligned) {
     auto const pingpong = [&](int bn, int clusters) {
       double const w = waves(128, bn, clusters);
       return (w < 8 ? pingpong_few_waves : 1.0) * w * (bn / 256.0) * (nk + 1.0);
@@ -147,7 +160,9 @@ class cluster_family_scope {
 };
 
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows);
-/// `c_tma_store`: cluster_c_tma_store of the call's C.
-std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store);
+/// `c_tma_store`: cluster_c_tma_store of the call's C; `rows_line_aligned`:
+/// cluster_rows_line_aligned of its A and B.
+std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
+                                bool rows_line_aligned);
 
 }  // namespace memlab::detail::gemm_tc
