@@ -204,12 +204,15 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(4096, 4096, 4096), cluster_tile::coop_128x256);
   // 4096 x 11008: 69 columns of 160 make 16.7 waves (17) against 10.4 (11) of 256: 5.6% fewer.
   EXPECT_EQ(pick(4096, 11008, 4096), cluster_tile::pingpong_128x160);
-  // Few waves (fewer than 8 of a pingpong kernel's own pairs): it counts 5% slow there
-  // (pingpong_few_waves). 3000x5000x2000: 256 x 152 tiles make whole waves, 12 x 33 tiles = 198
-  // pairs, 3 waves of 1.05 x 1.1875 x 34.5 = 129 against 128 x 192's 5 x 0.75 x 33 x 1.05 = 130
-  // (measured 0.94 against 0.89) and 4 waves of 34.5 of the cooperative 128 x 256.
-  EXPECT_EQ(pick(3000, 5000, 2000), cluster_tile::coop_256x152);
-  // 3072^3: 128 x 192 pairs make 3 waves of 0.75 x 49 = 110 (x 1.05), 256 x 152 2 of 126, 128 x 256
+  // 3000x5000x2000: 256 x 152 tiles make whole waves, 12 x 33 tiles = 198 pairs, 3 waves of
+  // 1.05 x 1.1875 x 34.5 = 129; 128 x 192's 5 waves of 0.75 x 33 = 124; 4 waves of 34.5 of the
+  // cooperative 128 x 256. With rows on 128-byte lines pingpong 128x192 (measured 0.965 against
+  // 0.949, gemm.tc_row_pitch); with the ladder's 4000-byte rows no pingpong, so 256 x 152 (0.938
+  // against pingpong's 0.887).
+  EXPECT_EQ(pick(3000, 5000, 2000), cluster_tile::pingpong_128x192);
+  EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 66}, cluster_family::automatic, true, false),
+            cluster_tile::coop_256x152);
+  // 3072^3: 128 x 192 pairs make 3 waves of 0.75 x 49 = 110, 256 x 152 2 of 126, 128 x 256
   // 3 of 50.5 (measured 0.96, 0.88, 0.74 of cuBLAS).
   EXPECT_EQ(pick(3072, 3072, 3072), cluster_tile::pingpong_128x192);
   // 2048 x 14336 x 4096: the cooperative pairs make 7 waves (6.8), 128 x 160's 11 (10.9), so no
@@ -221,7 +224,7 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   // 5120^3: 400 pairs of 128 x 256 make 7 waves (6.06); 128 x 160 10 of 0.625 x 81 (measured 0.97 against 0.87).
   EXPECT_EQ(pick(5120, 5120, 5120), cluster_tile::pingpong_128x160);
   // Few pairs: the cooperative kernel's 128 x 128 tiles against the others. 2560^3: 200 pairs of
-  // 128 x 128, 4 waves of 0.5 x 42.5 = 85 against 128 x 160's 3 of 0.625 x 41 = 77 (x 1.05)
+  // 128 x 128, 4 waves of 0.5 x 42.5 = 85 against 128 x 160's 3 of 0.625 x 41 = 77
   // (measured 0.89 against 0.78); 2048^3: 2 waves of 0.5 x 34.5 against 49.5 and 41.25 (0.83 against 0.79).
   EXPECT_EQ(pick(2560, 2560, 2560), cluster_tile::pingpong_128x160);
   EXPECT_EQ(pick(2048, 2048, 2048), cluster_tile::coop_128x128);

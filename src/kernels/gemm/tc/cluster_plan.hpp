@@ -80,23 +80,19 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 /// A wave is one tile pair per cluster (`cap`: how many of each kernel the device runs at
 /// once; the 256 x 152 tiles pair in row-major order, cl_grid in 05_cluster.cu). Another kernel
 /// must win by 2% against the cooperative one (128 x 256, or 128 x 128 where those pairs leave
-/// clusters idle in a single wave or two). Two corrections, each from a measured miss
-/// (docs/tc-gemm.md, sessions 14-15):
-///  - the 256 x 152 kernel counts 5% slow (`wide_slowdown`): it measured 5.6% and 7.3% below its
-///    count at 3000x5000x2000 and 3072^3, 0.5% at 4097^3;
-///  - a pingpong kernel counts 5% slow where its own pairs make fewer than 8 waves
-///    (`pingpong_few_waves`: its first fill and last epilogue are a larger share): at
-///    3000x5000x2000 its count was 4% under the 256 x 152 kernel's and it measured 6% slower.
-///    Over the 22 shapes surveyed in session 15 the count's pingpong-to-best-other ratio was
-///    within 5% of the measured one at 17; at 3 more it erred without changing the choice, and
-///    at 4097^3 C's register stores are the reason (below). 13 held-out shapes checked the rule.
+/// clusters idle in a single wave or two). One correction, from a measured miss (docs/tc-gemm.md,
+/// session 14): the 256 x 152 kernel counts 5% slow (`wide_slowdown`): it measured 5.6% and 7.3%
+/// below its count at 3000x5000x2000 and 3072^3, 0.5% at 4097^3.
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
 /// epilogue, not the register stores of beta != 0 or an unaligned C (4097^3, ldc = 4097: both
 /// pingpong kernels measured 1-8% slower than the cooperative one there); and only where the rows
 /// of A and B start on 128-byte lines (`rows_line_aligned`, cluster_rows_line_aligned above).
-/// (The 3000x5000x2000 miss that the few-waves correction was fitted on has 4000-byte rows.)
+/// Session 15's second correction (pingpong 5% slow below 8 of its own waves) was fitted on
+/// 3000x5000x2000, whose 4000-byte rows straddle lines; with the line condition in its place the
+/// rule's choice over the survey's 27 shapes is as close to the fastest kernel in BF16 (geometric
+/// mean 0.998 of it, 26 shapes within 1.5%, with or without it) and closer in FP8 (0.998 and 24
+/// against 0.996 and 23), so it is gone (session 16).
 constexpr double wide_slowdown = 1.05;
-constexpr double pingpong_few_waves = 1.05;
 
 inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k, cluster_capacity cap,
                                  cluster_family allowed = cluster_family::automatic, bool c_tma_store = true,
@@ -125,7 +121,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (c_tma_store && rows_line_aligned) {
     auto const pingpong = [&](int bn, int clusters) {
       double const w = waves(128, bn, clusters);
-      return (w < 8 ? pingpong_few_waves : 1.0) * w * (bn / 256.0) * (nk + 1.0);
+      return w * (bn / 256.0) * (nk + 1.0);
     };
     consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192));
     consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160));
