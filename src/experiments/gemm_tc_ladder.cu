@@ -166,6 +166,16 @@ lt_pick const& cublaslt_pick(experiments::lt_gemm const& g, std::string const& t
   return cache.emplace(key, std::move(p)).first->second;
 }
 
+/// Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): its row names which, from what the
+/// rule looks at (C's TMA store; whether A's and B's rows, `row_bytes` apart, start on lines). The
+/// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
+void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
+                      void const* a, void const* b, std::int64_t row_bytes) {
+  if (rung != gemm_tc_rung::cluster) return;
+  s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
+                                                             detail::gemm_tc::cluster_rows_line_aligned(a, row_bytes, b, row_bytes)));
+}
+
 /// The row pitch of A and B in elements: k rounded up to 16 bytes (what TMA and cp.async need), or
 /// to the point's `row_align` bytes where it has that axis (gemm.tc_row_pitch).
 int row_pitch(bench::state& s, int k, int elem_bytes) {
@@ -215,11 +225,7 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
-    // Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): the row names which.
-    if (rung == gemm_tc_rung::cluster)
-      s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(
-                                f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c.data(), n, sizeof(Out), 0.f),
-                                detail::gemm_tc::cluster_rows_line_aligned(a.data(), 2 * ld, b.data(), 2 * ld)));
+    set_kernel_extra(s, rung, f16, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), 2 * ld);
     s.add_writes<Out>(mn);
     // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
     double const gemmex_ms =
@@ -323,12 +329,7 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel, abs, ref_text));
-    // The kernel rung 6's rule takes (the FP8 kernels' cluster capacities are the BF16 ones': the
-    // same shared memory and registers).
-    if (rung == gemm_tc_rung::cluster)
-      s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(
-                                false, m, n, k, detail::gemm_tc::cluster_c_tma_store(c.data(), n, sizeof(Out), 0.f),
-                                detail::gemm_tc::cluster_rows_line_aligned(a.data(), ld, b.data(), ld)));
+    set_kernel_extra(s, rung, false, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), ld);
     s.add_writes<Out>(mn);
     cudaDataType_t const out_t = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
     nlohmann::json peers = nlohmann::json::object();
@@ -626,39 +627,28 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
 // line and each TMA box row touches two lines. Padding the rows to 128 bytes separates them.
 memlab::bench::registrar const reg_row_pitch{[] {
   using namespace memlab::bench;
-  experiment e;
-  e.id = "gemm.tc_row_pitch";
-  e.description = "Tensor-core GEMM rung 6: k = 2000 against 2048, rows of A and B padded to 16 or to 128 bytes";
-  e.seed_ref = "001 §1-3";
-  e.default_suite = false;
-  using memlab::detail::gemm_tc::cluster_family_names;
-  e.axes = {variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)}, {"auto", "pingpong192"}),
-            string_axis("dtype", {"bf16", "e4m3"}, {"bf16"}), string_axis("row_align", {"16", "128"}),
-            string_axis("shape", {"3000x5000x2000", "6000x3000x2000", "3072x5120x2000", "3072x5120x2048"}, {"1024"})};
-  e.body = [](state& s) {
-    memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
-    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
-  };
-  e.describe_axis("variant", "", "rung 6's kernel: the rule's choice (auto), or forced: cooperative 128x256 (or 128x128), pingpong 128x192 or 128x160 a warpgroup, cooperative 256x152");
-  e.describe_axis("dtype", "", "input type (BF16, output BF16; or FP8 E4M3, output BF16), FP32 accumulation");
+  experiment e = cluster_experiment(
+      {"gemm.tc_row_pitch",
+       "Tensor-core GEMM rung 6: k = 2000 against 2048, rows of A and B padded to 16 or to 128 bytes",
+       {"auto", "pingpong192"},
+       {"3000x5000x2000", "6000x3000x2000", "3072x5120x2000", "3072x5120x2048"},
+       "m x n x k, A m x k row-major, B stored n x k",
+       "Which of rung 6's kernels is fastest at 3072x5120x2000, and at which row pitch?",
+       "3072x5120x2000",
+       std::string(cluster_intro) +
+           " Here at k = 2000 with the rows of A and B 16-byte aligned (4000 bytes apart in BF16, 2000 in FP8: three rows in "
+           "four start inside a 128-byte line) and 128-byte aligned, and at k = 2048 as a control; cuBLAS gets the same pitch.",
+       "gemm_tc_row_pitch.png",
+       "Rung 6 at k = 2000: 16- and 128-byte row pitch (time)"});
+  e.axes.insert(e.axes.begin() + 2, string_axis("row_align", {"16", "128"}));
   e.describe_axis("row_align", "bytes", "the row pitch (lda = ldb) of A and B: k rounded up to 16 bytes (TMA's least) or to 128 bytes (a whole line)");
-  e.describe_axis("shape", "", "m x n x k, A m x k row-major, B stored n x k");
-  e.metrics = {metrics::time(), metrics::tflops(),
-               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs and pitch; for E4M3, cublasLt's "
-                                "FP8 GEMM with fast accumulation (best of 8)")};
-  e.headline = best_row("Does a 128-byte row pitch restore the pingpong kernel at k = 2000?",
-                        {{"shape", {"3072x5120x2000"}}, {"dtype", {"bf16"}}, {"variant", {"pingpong192"}}}, "median_ms", "ratio_to_peer");
-  e.prose = {"The same GEMM at k = 2000 with its rows 16-byte aligned (4000 bytes apart in BF16, 2000 in FP8: three rows in "
-             "four start inside a 128-byte line) and 128-byte aligned, and at k = 2048 as a control, each of rung 6's kernels "
-             "forced, every row paired with cuBLAS.",
-             "If the padded rows run at k = 2048's speed, the cost is the TMA box rows that straddle two lines, not the "
-             "partial last k-block.",
-             ""};
-  plot_spec p = bar_plot("gemm_tc_row_pitch.png", "Rung 6 at k = 2000: 16- and 128-byte row pitch (time)", "variant", "median_ms",
-                         {"row_align"});
+  e.prose.look_for = "If the padded rows run at k = 2048's speed, the cost is the TMA box rows that straddle two lines, not the "
+               "partial last k-block; the rule's choice (auto) should match the fastest kernel at either pitch.";
+  // Times side by side per pitch (the helper's plot is ratios by shape).
+  plot_spec p = bar_plot(e.plots.front().file, e.plots.front().title, "variant", "median_ms", {"row_align"});
   p.panels = "shape";
   p.where = {{"dtype", {"bf16"}}};
-  e.plots.push_back(p);
+  e.plots = {p};
   return e;
 }()};
 

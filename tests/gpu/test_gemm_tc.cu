@@ -14,6 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/tc_common.cuh"
 #include "kernels/gemm/tc/tolerance.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/error.hpp"
@@ -43,6 +44,17 @@ T from_f(float v) {
 /// Elements of In in 16 bytes: lda and ldb must be multiples of it for rungs 2-6.
 template <class In>
 constexpr std::int64_t per16 = 16 / static_cast<std::int64_t>(sizeof(In));
+
+/// Why rung `r` cannot run an m x n x k problem of In on this device ("" when it can).
+template <class In>
+std::string unavailable(gemm_tc_rung r, std::int64_t m, std::int64_t n, std::int64_t k) {
+  memlab::gemm_tc_shape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.input = memlab::detail::gemm_tc::operand_traits<In>::type;
+  return memlab::gemm_tc_unavailable(r, s, memlab::gemm_tc_current_target());
+}
 
 /// |ours - ref| may reach this much (tolerance.hpp) besides one unit of the output per |ref|.
 template <class In>
@@ -75,6 +87,20 @@ std::vector<T> download(T const* d, std::size_t count) {
   return h;
 }
 
+/// Calls that must throw memlab::error before any work: C (FP32 here) keeps what it held.
+struct untouched_c {
+  memlab::device_buffer<float> const& c;
+  std::vector<float> before;
+  explicit untouched_c(memlab::device_buffer<float> const& c_) : c(c_), before(download(c_.data(), c_.size())) {}
+  template <class F>
+  void expect_throw(F&& f) const {
+    EXPECT_THROW(f(), memlab::error);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    auto const after = download(c.data(), c.size());
+    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)));
+  }
+};
+
 template <class In, class Out>
 void call(gemm_op oa, gemm_op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, In const* a,
           std::int64_t lda, In const* b, std::int64_t ldb, float beta, Out* c, std::int64_t ldc, gemm_tc_rung rung) {
@@ -82,6 +108,10 @@ void call(gemm_op oa, gemm_op ob, std::int64_t m, std::int64_t n, std::int64_t k
   else if constexpr (std::is_same_v<In, e4m3>) memlab::gemm_e4m3(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
   else memlab::gemm_bf16(oa, ob, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nullptr, rung);
 }
+
+struct case_t;
+template <class In>
+void pad_rows_to_16_bytes(case_t& c);
 
 struct case_t {
   std::int64_t m, n, k;
@@ -91,6 +121,13 @@ struct case_t {
   float alpha = 1.f, beta = 0.f;
   std::int64_t c_offset = 0;  ///< elements: C's base pointer moved (1: not 16-byte aligned)
 };
+
+/// Pads a case's rows of A and B to whole 16-byte units (what rungs 2-6 need).
+template <class In>
+void pad_rows_to_16_bytes(case_t& c) {
+  c.lda_pad += (per16<In> - (c.k + c.lda_pad) % per16<In>) % per16<In>;
+  c.ldb_pad += (per16<In> - (c.k + c.ldb_pad) % per16<In>) % per16<In>;
+}
 
 std::string describe(case_t const& c, gemm_tc_rung r) {
   return memlab::gemm_tc_rung_name(r) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
@@ -113,7 +150,7 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
   s.k = k;
   s.op_a = cs.oa;
   s.op_b = cs.ob;
-  s.input = std::is_same_v<In, __half> ? memlab::gemm_tc_input::f16 : std::is_same_v<In, __nv_fp8_e4m3> ? memlab::gemm_tc_input::e4m3 : memlab::gemm_tc_input::bf16;
+  s.input = memlab::detail::gemm_tc::operand_traits<In>::type;
   constexpr std::int64_t q = per16<In>;
   s.aligned = (k == 0 || cs.alpha == 0.f) ||
               (cs.a_offset % q == 0 && cs.b_offset % q == 0 && lda % q == 0 && ldb % q == 0);
@@ -122,7 +159,7 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
     // the call throws the wmma rung's reason, and the case is skipped with it.
     memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
     gemm_tc_rung const runs = rung == gemm_tc_rung::automatic ? memlab::gemm_tc_select(s, target) : rung;
-    gemm_tc_rung const widest = std::is_same_v<In, e4m3> ? gemm_tc_rung::cluster : gemm_tc_rung::wmma;
+    gemm_tc_rung const widest = std::is_same_v<In, e4m3> ? gemm_tc_rung::mma_sync : gemm_tc_rung::wmma;
     std::string const why = memlab::gemm_tc_unavailable(runs == gemm_tc_rung::automatic ? widest : runs, s, target);
     if (!why.empty()) {
       skipped = why;
@@ -206,9 +243,7 @@ void run_rung(gemm_tc_rung rung) {
   MEMLAB_REQUIRE_GPU();
   std::string skipped;
   for (case_t c : canonical_cases()) {
-    // Rows padded to 16 bytes (what rungs 2-6 need); the wmma rung takes any padding (LayoutsAndAlignment...).
-    c.lda_pad += (per16<In> - (c.k + c.lda_pad) % per16<In>) % per16<In>;
-    c.ldb_pad += (per16<In> - (c.k + c.ldb_pad) % per16<In>) % per16<In>;
+    pad_rows_to_16_bytes<In>(c);  // the wmma rung takes any padding (LayoutsAndAlignment...)
     check_case<In, Out>(c, rung, skipped);
     if (!skipped.empty()) GTEST_SKIP() << skipped;
   }
@@ -268,8 +303,7 @@ void run_cluster_edges() {
       {520, 456, 40},                                          // ... 3 x 3 tiles: pairs wrap rows (own A), the last tile alone
   };
   for (case_t c : v) {
-    c.lda_pad += (per16<In> - (c.k + c.lda_pad) % per16<In>) % per16<In>;
-    c.ldb_pad += (per16<In> - (c.k + c.ldb_pad) % per16<In>) % per16<In>;
+    pad_rows_to_16_bytes<In>(c);
     check_case<In, Out>(c, gemm_tc_rung::cluster, skipped);
     if (!skipped.empty()) GTEST_SKIP() << skipped;
   }
@@ -375,11 +409,7 @@ void run_e4m3_battery() {
   run_rung<e4m3, Out>(gemm_tc_rung::cluster);
   run_cluster_edges<e4m3, Out>();
   MEMLAB_REQUIRE_GPU();
-  memlab::gemm_tc_shape s;
-  s.m = s.n = s.k = 1024;
-  s.input = memlab::gemm_tc_input::e4m3;
-  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
-    GTEST_SKIP() << why;
+  if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, 1024, 1024, 1024); !why.empty()) GTEST_SKIP() << why;
   check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 35840, 16);          // 140 pairs, one k-block a tile
   check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 384, 17408, 144, -1.5f);  // a whole and a 16-wide k-block; alpha
   check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 10240, 80, 0.75f);   // 40 pairs: 128 x 128 tiles
@@ -408,11 +438,7 @@ MEMLAB_TC_E4M3_RUNG_TESTS(Persistent, gemm_tc_rung::persistent)
 TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   MEMLAB_REQUIRE_GPU();
   if (memlab::test::small_sizes()) GTEST_SKIP() << "large shapes (MEMLAB_TEST_SMALL=1)";
-  memlab::gemm_tc_shape s;
-  s.m = s.n = s.k = 4096;
-  s.input = memlab::gemm_tc_input::e4m3;
-  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
-    GTEST_SKIP() << why;
+  if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, 4096, 4096, 4096); !why.empty()) GTEST_SKIP() << why;
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
                            cluster_family::pingpong160, cluster_family::cooperative256}) {
     family_scope const scope(f);
@@ -431,20 +457,14 @@ TEST(GemmTc, E4m3RefusesWhatItCannotRun) {
   auto da = upload(h), db = upload(h);
   memlab::device_buffer<float> dc(static_cast<std::size_t>(m) * n);
   dc.fill_bytes(0x7F);
-  auto const before = download(dc.data(), dc.size());
-  auto expect_throw = [&](auto&& f) {
-    EXPECT_THROW(f(), memlab::error);
-    MEMLAB_EXPECT_LAUNCH_OK();
-    auto const after = download(dc.data(), dc.size());
-    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)));
-  };
+  untouched_c const checked(dc);
   gemm_op const n_ = gemm_op::n, t_ = gemm_op::t;
-  expect_throw([&] { memlab::gemm_e4m3(n_, n_, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n); });
-  expect_throw([&] { memlab::gemm_e4m3(t_, t_, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n); });
-  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data(), k - 8, db.data(), k - 8, 0.f, dc.data(), n); });
-  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data() + 8, k, db.data(), k, 0.f, dc.data(), n); });
-  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::wmma); });
-  expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
+  checked.expect_throw([&] { memlab::gemm_e4m3(n_, n_, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n); });
+  checked.expect_throw([&] { memlab::gemm_e4m3(t_, t_, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n); });
+  checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data(), k - 8, db.data(), k - 8, 0.f, dc.data(), n); });
+  checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data() + 8, k, db.data(), k, 0.f, dc.data(), n); });
+  checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::wmma); });
+  checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
   std::string sk;
   check_case<e4m3, float>({37, 41, 0, n_, t_, 8, 8, 0, 0, 0, 1.f, 0.5f}, gemm_tc_rung::automatic, sk);
   check_case<e4m3, __nv_bfloat16>({37, 41, 64, n_, t_, 0, 0, 2, 0, 0, 0.f, -2.f}, gemm_tc_rung::automatic, sk);
@@ -455,13 +475,7 @@ TEST(GemmTc, E4m3RefusesWhatItCannotRun) {
 TEST(GemmTc, E4m3NanInAPropagates) {
   MEMLAB_REQUIRE_GPU();
   int const m = 130, n = 140, k = 96;
-  memlab::gemm_tc_shape s;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.input = memlab::gemm_tc_input::e4m3;
-  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
-    GTEST_SKIP() << why;
+  if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, m, n, k); !why.empty()) GTEST_SKIP() << why;
   auto ha = random_matrix<e4m3>(static_cast<std::size_t>(m) * k, 5u);
   auto const hb = random_matrix<e4m3>(static_cast<std::size_t>(n) * k, 6u);
   ha[77 * k + 50].__x = 0x7F;
@@ -535,22 +549,16 @@ TEST(GemmTc, BadInputThrowsAndLeavesCUntouched) {
   auto da = upload(h), db = upload(h);
   memlab::device_buffer<float> dc(static_cast<std::size_t>(m) * n);
   dc.fill_bytes(0x7F);
-  auto const before = download(dc.data(), dc.size());
-  auto expect_throw = [&](auto&& f) {
-    EXPECT_THROW(f(), memlab::error);
-    MEMLAB_EXPECT_LAUNCH_OK();
-    auto const after = download(dc.data(), dc.size());
-    EXPECT_EQ(0, std::memcmp(before.data(), after.data(), before.size() * sizeof(float)));
-  };
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, -1, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n); });
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k - 1, db.data(), k, 0.f, dc.data(), n); });
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, static_cast<gemm_tc_rung>(9)); });
+  untouched_c const checked(dc);
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, -1, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k - 1, db.data(), k, 0.f, dc.data(), n); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, static_cast<gemm_tc_rung>(9)); });
   // A named rung that cannot take the layout or the alignment refuses instead of guessing.
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::n, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n, nullptr, gemm_tc_rung::mma_sync); });
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
-  expect_throw([&] { memlab::gemm_bf16(gemm_op::t, gemm_op::t, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::n, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n, nullptr, gemm_tc_rung::mma_sync); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::t, gemm_op::t, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
 }
 
 }  // namespace

@@ -52,16 +52,16 @@ bool image_has_sm90a() {
   });
 }
 
-void make_tensor_map(void* tmap, void const* base, operand_type type, std::int64_t rows, std::int64_t k, std::int64_t ld,
+void make_tensor_map(void* tmap, void const* base, gemm_tc_input type, std::int64_t rows, std::int64_t k, std::int64_t ld,
                      int box_rows) {
-  cuuint64_t const elem = type == operand_type::e4m3 ? 1 : 2;
+  cuuint64_t const elem = type == gemm_tc_input::e4m3 ? 1 : 2;
   cuuint64_t const dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
   cuuint64_t const strides[1] = {static_cast<cuuint64_t>(ld) * elem};
   cuuint32_t const box[2] = {static_cast<cuuint32_t>(128 / elem), static_cast<cuuint32_t>(box_rows)};
   cuuint32_t const elem_strides[2] = {1, 1};
   // FP8 has no tensor-map type of its own: TMA copies bytes, and zero bytes are E4M3 zeros.
-  CUtensorMapDataType const dtype = type == operand_type::f16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                    : type == operand_type::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+  CUtensorMapDataType const dtype = type == gemm_tc_input::f16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                    : type == gemm_tc_input::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                                                  : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), dtype,
                                  2, const_cast<void*>(base), dims, strides, box, elem_strides,
@@ -157,8 +157,8 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   s.k = k;
   s.op_a = op_a;
   s.op_b = op_b;
-  constexpr bool e4m3 = std::is_same_v<In, __nv_fp8_e4m3>;
-  s.input = e4m3 ? gemm_tc_input::e4m3 : std::is_same_v<In, __half> ? gemm_tc_input::f16 : gemm_tc_input::bf16;
+  constexpr bool e4m3 = operand_traits<In>::type == gemm_tc_input::e4m3;
+  s.input = operand_traits<In>::type;
   auto aligned16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
   std::int64_t const ld_multiple = 16 / static_cast<std::int64_t>(sizeof(In));  // rows of whole 16-byte units
   // Alignment matters only where A and B are read (k = 0 or alpha = 0 scales C alone).
@@ -177,25 +177,16 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
     launch_scale_c<typename operand_traits<In>::c16>(p, stream);
     return;
   }
-  if constexpr (e4m3) {  // mma.sync and the wgmma rungs (gemm_tc_unavailable refused wmma)
-    switch (chosen) {
-      case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
-      case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
-      case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
-      case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
-      case gemm_tc_rung::cluster: launch_cluster<In>(p, stream); break;
-      default: fail("no FP8 kernel on rung " + gemm_tc_rung_name(chosen));
-    }
-  } else {
-    switch (chosen) {
-      case gemm_tc_rung::wmma: launch_wmma<In>(p, stream); break;
-      case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
-      case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
-      case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
-      case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
-      case gemm_tc_rung::cluster: launch_cluster<In>(p, stream); break;
-      default: fail("no rung");
-    }
+  switch (chosen) {
+    case gemm_tc_rung::wmma:  // no FP8 wmma kernel: gemm_tc_unavailable refused the rung above
+      if constexpr (!e4m3) launch_wmma<In>(p, stream);
+      break;
+    case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
+    case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
+    case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
+    case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;
+    case gemm_tc_rung::cluster: launch_cluster<In>(p, stream); break;
+    default: fail("no rung");
   }
 }
 
@@ -274,14 +265,9 @@ gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
   // On sm_90a hopper_default_rung (rung 6, only where m > 128, so that both CTAs of a pair
   // have a tile; rung 5 otherwise); below sm_90a the mma.sync pipeline; wmma takes the
   // layouts and alignments the others cannot.
-  // FP8: the same choice down to mma.sync (sm_89: Ada's FP8 tensor cores), no wmma below it.
+  // FP8 takes the same order, down to mma.sync (sm_89): gemm_tc_unavailable refuses it wmma.
   gemm_tc_rung const hopper =
       hopper_default_rung == gemm_tc_rung::cluster && s.m <= 128 ? gemm_tc_rung::persistent : hopper_default_rung;
-  if (s.input == gemm_tc_input::e4m3) {
-    for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent, gemm_tc_rung::mma_sync})
-      if (gemm_tc_unavailable(r, s, t).empty()) return r;
-    return gemm_tc_rung::automatic;
-  }
   for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
     if (gemm_tc_unavailable(r, s, t).empty()) return r;
   return gemm_tc_rung::automatic;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "memlab/gemm_tc.hpp"
+
 namespace memlab::detail::gemm_tc {
 
 /// C (m x n, row stride ldc) = alpha * A' * B' + beta * C with A'(i, kk) = a[i * a_si + kk * a_sk]
@@ -28,19 +30,16 @@ struct problem {
   bool c_pair = false; ///< two adjacent columns of C may be written as one 4- or 8-byte store
 };
 
-/// The element type of A and B, as the tensor maps see it.
-enum class operand_type { bf16, f16, e4m3 };
-
-/// What the K-major TMA rungs derive from the input type In: the elements in one 128-byte
+/// What the rungs derive from the input type In: its gemm_tc_input, the elements in one 128-byte
 /// swizzled row of K (a k-block: 64 of BF16/FP16, 128 of FP8; 4 wgmma slices of 32 bytes
 /// either way) and the 16-bit type C takes when it is not FP32 (BF16 for FP8 inputs).
 template <class In>
 struct operand_traits {
   static_assert(sizeof(In) == 1 || sizeof(In) == 2, "16-bit or 8-bit inputs");
   static constexpr int k_block = 128 / static_cast<int>(sizeof(In));
-  static constexpr operand_type type = std::is_same_v<In, __half>          ? operand_type::f16
-                                       : std::is_same_v<In, __nv_fp8_e4m3> ? operand_type::e4m3
-                                                                           : operand_type::bf16;
+  static constexpr gemm_tc_input type = std::is_same_v<In, __half>          ? gemm_tc_input::f16
+                                        : std::is_same_v<In, __nv_fp8_e4m3> ? gemm_tc_input::e4m3
+                                                                            : gemm_tc_input::bf16;
   using c16 = std::conditional_t<sizeof(In) == 1, __nv_bfloat16, In>;
 };
 
@@ -63,6 +62,23 @@ __device__ __forceinline__ std::uint32_t pack_pair(float v0, float v1) {
   std::uint32_t bits;
   memcpy(&bits, pair, 4);
   return bits;
+}
+
+/// Writes C(row, col) = alpha * v + beta * C (inside the matrix: the caller checks), the
+/// arithmetic of store_pair one element at a time. beta == 0 never reads C.
+template <class C16>
+__device__ __forceinline__ void store_one(problem const& p, std::int64_t row, std::int64_t col, float v) {
+  std::int64_t const off = row * p.ldc + col;
+  v *= p.alpha;
+  if (p.c_f32) {
+    float* c = static_cast<float*>(p.c) + off;
+    if (p.beta != 0.f) v += p.beta * c[0];
+    c[0] = v;
+  } else {
+    C16* c = static_cast<C16*>(p.c) + off;
+    if (p.beta != 0.f) v += p.beta * to_float(c[0]);
+    c[0] = from_float<C16>(v);
+  }
 }
 
 /// Writes C(row, col) and C(row, col + 1) (col even) = alpha * v + beta * C, inside the matrix
@@ -100,23 +116,6 @@ __device__ __forceinline__ void store_pair(problem const& p, std::int64_t row, s
       c[0] = from_float<In>(v0);
       if (two) c[1] = from_float<In>(v1);
     }
-  }
-}
-
-/// Writes C(row, col) = alpha * v + beta * C (inside the matrix: the caller checks), the
-/// arithmetic of store_pair one element at a time. beta == 0 never reads C.
-template <class C16>
-__device__ __forceinline__ void store_one(problem const& p, std::int64_t row, std::int64_t col, float v) {
-  std::int64_t const off = row * p.ldc + col;
-  v *= p.alpha;
-  if (p.c_f32) {
-    float* c = static_cast<float*>(p.c) + off;
-    if (p.beta != 0.f) v += p.beta * c[0];
-    c[0] = v;
-  } else {
-    C16* c = static_cast<C16*>(p.c) + off;
-    if (p.beta != 0.f) v += p.beta * to_float(c[0]);
-    c[0] = from_float<C16>(v);
   }
 }
 

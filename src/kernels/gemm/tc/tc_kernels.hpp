@@ -55,7 +55,7 @@ inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute* attr, unsig
 /// Encodes a 2-D TMA descriptor over a K-major matrix of `type` (rows x k, row stride ld
 /// elements) with boxes of 128 bytes of k (64 16-bit or 128 FP8 elements) x box_rows and
 /// 128-byte swizzle.
-void make_tensor_map(void* tmap, void const* base, operand_type type, std::int64_t rows, std::int64_t k, std::int64_t ld,
+void make_tensor_map(void* tmap, void const* base, gemm_tc_input type, std::int64_t rows, std::int64_t k, std::int64_t ld,
                      int box_rows);
 
 }  // namespace memlab::detail::gemm_tc
