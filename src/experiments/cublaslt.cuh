@@ -93,25 +93,30 @@ class lt_gemm {
   }
 
   /// Times each candidate twice (after one warm-up launch) with events on `st` and returns the
-  /// fastest one's index; `ms` receives each candidate's best time.
-  std::size_t fastest(std::vector<cublasLtMatmulHeuristicResult_t> const& cands, void const* a, void const* b, void* c,
-                      cudaStream_t st, std::vector<double>& ms) const {
+  /// fastest one's index; `ms` receives each candidate's best time. With several copies of B
+  /// (`bs`, the decode points' rotation: docs/timing.md, "Streamed weights") a timing is 4 launches
+  /// per copy back to back, each on the next copy, divided by their count: a microsecond launch
+  /// timed alone is mostly the launch itself, and a B that stayed in L2 is not what the row times.
+  std::size_t fastest(std::vector<cublasLtMatmulHeuristicResult_t> const& cands, void const* a,
+                      std::vector<void const*> const& bs, void* c, cudaStream_t st, std::vector<double>& ms) const {
+    MEMLAB_EXPECTS(!bs.empty(), "cublasLt trial: no B");
     cudaEvent_t e0, e1;
     MEMLAB_CUDA_CHECK(cudaEventCreate(&e0));
     MEMLAB_CUDA_CHECK(cudaEventCreate(&e1));
+    std::size_t const launches = bs.size() > 1 ? 4 * bs.size() : 1;
     std::size_t best = 0;
     ms.assign(cands.size(), 0.0);
     for (std::size_t i = 0; i < cands.size(); ++i) {
-      run(cands[i].algo, a, b, c, st);
+      run(cands[i].algo, a, bs[0], c, st);
       double t_best = 1e30;
       for (int rep = 0; rep < 2; ++rep) {
         MEMLAB_CUDA_CHECK(cudaEventRecord(e0, st));
-        run(cands[i].algo, a, b, c, st);
+        for (std::size_t l = 0; l < launches; ++l) run(cands[i].algo, a, bs[(l + 1) % bs.size()], c, st);
         MEMLAB_CUDA_CHECK(cudaEventRecord(e1, st));
         MEMLAB_CUDA_CHECK(cudaEventSynchronize(e1));
         float t = 0.f;
         MEMLAB_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-        t_best = std::min(t_best, static_cast<double>(t));
+        t_best = std::min(t_best, static_cast<double>(t) / static_cast<double>(launches));
       }
       ms[i] = t_best;
       if (t_best < ms[best]) best = i;

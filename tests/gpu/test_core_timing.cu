@@ -3,6 +3,9 @@
 // launch floor. Run by the GPU job; skips without a device.
 #include <gtest/gtest.h>
 
+#include <numeric>
+#include <vector>
+
 #include "bench/runner.hpp"
 #include "bench/state.hpp"
 #include "gpu_test.hpp"
@@ -68,6 +71,39 @@ TEST(CoreTiming, ShortKernelsAreTimedAsAGraphOfLaunches) {
   // may be exactly 0, but it is a relative spread, finite and small.
   EXPECT_GE(m.noise.noise, 0.0);
   EXPECT_LT(m.noise.noise, 0.5);
+}
+
+/// Adds one to *counter: which of several buffers a captured launch was given.
+__global__ void bump(int* counter) {
+  if (threadIdx.x == 0) atomicAdd(counter, 1);
+}
+
+TEST(CoreTiming, ABatchKeepsEachLaunchsOwnArguments) {
+  // The tensor-core ladder's decode points rotate over copies of B (docs/timing.md, "Streamed
+  // weights") through a launcher that takes the next copy at every call: the graph a batch
+  // captures must hold each call's own pointer, not the first call's replayed.
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  constexpr int copies = 5;
+  memlab::device_buffer<int> counters(copies);
+  counters.fill_bytes(0);
+  measurement const m = ctx.measure([&, i = 0](cudaStream_t s) mutable {
+    bump<<<1, 32, 0, s>>>(counters.data() + (i++ % copies));
+  });
+  ASSERT_EQ(m.method, "graph_batch") << m.note;
+  ASSERT_GE(m.batch, copies);
+  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<int> const h = counters.download();
+  int const total = std::accumulate(h.begin(), h.end(), 0);
+  // Consecutive calls cycle, so every copy gets about a fifth of the launches: a replayed graph
+  // of N launches gives one copy at most one launch more than the others, and there are about
+  // total / N replays. A graph that kept the first call's pointer would give copy 0 them all.
+  int const slack = total / m.batch + 8;
+  for (int c = 0; c < copies; ++c) {
+    EXPECT_GT(h[c], total / copies - slack) << "copy " << c << " of " << total << " launches";
+    EXPECT_LT(h[c], total / copies + slack) << "copy " << c << " of " << total << " launches";
+  }
 }
 
 TEST(CoreTiming, LaunchersThatSynchronizeFallBackToBackToBackLaunches) {

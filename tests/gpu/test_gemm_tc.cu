@@ -230,6 +230,7 @@ std::vector<case_t> canonical_cases() {
       {1, 130, 2100, gemm_op::n, gemm_op::t, 8, 8, 4},                    // 3 tiles, 33 k-blocks: 8, uneven
       {128, 256, 1024},                                                    // 4 tiles, 16 k-blocks: 4
       {64, 4480, 512},  // 35 tiles of 128 x 128 (k split in two), 70 of 64 x 64 (one each)
+      {2200, 300, 72},  // 18 M tiles of 128: rungs 5-6's grouped order, a run of 16 and a partial run of 2
   };
   if (!memlab::test::small_sizes()) {
     v.push_back({300, 520, 1000});
