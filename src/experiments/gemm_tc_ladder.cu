@@ -23,6 +23,7 @@
 #include "bench/state.hpp"
 #include "experiments/cublas.cuh"
 #include "experiments/cublaslt.cuh"
+#include "experiments/gemm_streamed_weights.hpp"
 #include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
 #include "kernels/gemm/tc/cluster_plan.hpp"
@@ -139,26 +140,23 @@ void cublas_gemm(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, i
 /// is a few tokens times a weight matrix B that, in a model, was last read a layer's worth of other
 /// weights ago: it comes from DRAM. Such a launch takes microseconds, so the harness times it in
 /// batches back to back, where a B smaller than the L2 would stay there from one launch to the next
-/// and the row would time L2 bandwidth. These points keep copies of B, enough that the other copies
-/// read between two uses of one are at least twice the L2, and each launch (ours, the peers', the
-/// cublasLt trial's) takes the next copy. A (the activations) and C stay where the previous launch
-/// left them, as in a model.
-constexpr long long decode_max_m = 128;
-
+/// and the row would time L2 bandwidth. These points keep copies of B (weight_copies: enough that
+/// the others read between two uses of one are at least twice the L2), and each launch (ours, the
+/// peers', the cublasLt trial's) takes the next copy. A (the activations) and C stay where the
+/// previous launch left them, as in a model.
 template <class T>
 class weight_ring {
  public:
-  weight_ring(bench::state& s, device_buffer<T> const& b, long long m) {
+  weight_ring(bench::state& s, device_buffer<T> const& b, long long m)
+      : bytes_(static_cast<double>(b.bytes())), l2_(static_cast<double>(s.device().l2_bytes)) {
     ptrs_.push_back(b.data());
-    double const l2 = static_cast<double>(s.device().l2_bytes), bytes = static_cast<double>(b.size() * sizeof(T));
-    if (m > decode_max_m || bytes <= 0.0 || l2 <= 0.0 || bytes >= 2.0 * l2) return;
-    int const copies = static_cast<int>(std::ceil(2.0 * l2 / bytes)) + 1;
+    int const copies = experiments::gemm::weight_copies(m, bytes_, l2_);
     for (int i = 1; i < copies; ++i) {
       extra_.emplace_back(b.size());
-      MEMLAB_CUDA_CHECK(cudaMemcpy(extra_.back().data(), b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice));
+      MEMLAB_CUDA_CHECK(cudaMemcpy(extra_.back().data(), b.data(), b.bytes(), cudaMemcpyDeviceToDevice));
       ptrs_.push_back(extra_.back().data());
     }
-    s.result().params["b_copies"] = copies;
+    if (copies > 1) s.result().params["b_copies"] = copies;
   }
   int copies() const noexcept { return static_cast<int>(ptrs_.size()); }
   T const* at(std::size_t i) const noexcept { return ptrs_[i % ptrs_.size()]; }
@@ -167,12 +165,11 @@ class weight_ring {
   void describe(bench::state& s) const {
     auto& timing = s.result().timing;
     if (copies() > 1 && timing.is_object() && timing.contains("cache"))
-      timing["cache"] = "weights streamed: launches back to back, each on the next of " + std::to_string(copies()) +
-                        " copies of B (the others read in between exceed 2x L2), so B comes from DRAM; A and C "
-                        "stay in L2";
+      timing["cache"] = experiments::gemm::streamed_weights_text(copies(), bytes_, l2_);
   }
 
  private:
+  double bytes_, l2_;
   std::vector<device_buffer<T>> extra_;
   std::vector<T const*> ptrs_;
 };
