@@ -92,6 +92,7 @@ void state::take(measurement const& m) {
   row_.max_ms = s.max;
   row_.samples = s.samples;
   row_.timing = m.timing_json();
+  if (m.batch > 1 && !batch_cache_.empty()) row_.timing["cache"] = batch_cache_;
   apply_noise_floor();
   // Batched launches run back to back: only the first of a batch found L2 flushed, and the
   // slope cancels it, so the row is warm whatever --hot/--cold asked (timing.cache says so).

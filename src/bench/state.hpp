@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/experiment.hpp"
@@ -134,6 +135,10 @@ class state {
   /// over PCIe and through host memory (between_run_noise_floor_host). `why` goes into the
   /// row's timing.noise_floor_why. Applies to the timing taken before or after the call.
   void set_noise_floor(double floor, std::string why);
+  /// What a batched launch of this row finds in L2, where the experiment gives each launch its
+  /// own inputs instead of the previous launch's (docs/timing.md, "Streamed weights"): replaces
+  /// the harness's "warm" text in timing.cache of a batched timing taken after the call.
+  void set_batch_cache(std::string text) { batch_cache_ = std::move(text); }
   /// Records a peer measured by the experiment itself (ratio = peer_ms / median_ms).
   void set_peer(std::string const& name, double peer_median_ms);
 
@@ -166,6 +171,7 @@ class state {
 
   double noise_floor_ = 0.0;  ///< set_noise_floor's (0: the harness's alone)
   std::string noise_floor_why_;
+  std::string batch_cache_;   ///< set_batch_cache's (empty: the harness's text)
   run_context* ctx_;
   experiment const* exp_;
   std::map<std::string, param_value> point_;

@@ -142,37 +142,39 @@ void cublas_gemm(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, i
 /// batches back to back, where a B smaller than the L2 would stay there from one launch to the next
 /// and the row would time L2 bandwidth. These points keep copies of B (weight_copies: enough that
 /// the others read between two uses of one are at least twice the L2), and each launch (ours, the
-/// peers', the cublasLt trial's) takes the next copy. A (the activations) and C stay where the
-/// previous launch left them, as in a model.
+/// peers', the cublasLt trial's) takes the next copy through `launcher`. A (the activations) and C
+/// stay where the previous launch left them, as in a model. The row's params.b_copies and its
+/// timing.cache (bench::state::set_batch_cache) say so.
 template <class T>
 class weight_ring {
  public:
-  weight_ring(bench::state& s, device_buffer<T> const& b, long long m)
-      : bytes_(static_cast<double>(b.bytes())), l2_(static_cast<double>(s.device().l2_bytes)) {
+  weight_ring(bench::state& s, device_buffer<T> const& b, long long m) {
     ptrs_.push_back(b.data());
-    int const copies = experiments::gemm::weight_copies(m, bytes_, l2_);
+    double const bytes = static_cast<double>(b.bytes()), l2 = static_cast<double>(s.device().l2_bytes);
+    int const copies = experiments::gemm::weight_copies(m, bytes, l2);
     for (int i = 1; i < copies; ++i) {
       extra_.emplace_back(b.size());
       MEMLAB_CUDA_CHECK(cudaMemcpy(extra_.back().data(), b.data(), b.bytes(), cudaMemcpyDeviceToDevice));
       ptrs_.push_back(extra_.back().data());
     }
-    if (copies > 1) s.result().params["b_copies"] = copies;
+    if (copies > 1) {
+      s.result().params["b_copies"] = copies;
+      s.set_batch_cache(experiments::gemm::streamed_weights_text(copies, bytes, l2));
+    }
   }
-  int copies() const noexcept { return static_cast<int>(ptrs_.size()); }
-  T const* at(std::size_t i) const noexcept { return ptrs_[i % ptrs_.size()]; }
   std::vector<void const*> pointers() const { return {ptrs_.begin(), ptrs_.end()}; }
-  /// After the row's timing: say in timing.cache what a batched launch found in L2.
-  void describe(bench::state& s) const {
-    auto& timing = s.result().timing;
-    if (copies() > 1 && timing.is_object() && timing.contains("cache"))
-      timing["cache"] = experiments::gemm::streamed_weights_text(copies(), bytes_, l2_);
+  /// A launcher that calls `launch(b, stream)` with the next copy of B each time it is called
+  /// (a batch's graph capture included: each captured launch keeps its own copy).
+  template <class Launch>
+  std::function<void(cudaStream_t)> launcher(Launch launch) const {
+    return [this, launch, i = std::size_t{0}](cudaStream_t t) mutable { launch(ptrs_[i++ % ptrs_.size()], t); };
   }
 
  private:
-  double bytes_, l2_;
   std::vector<device_buffer<T>> extra_;
   std::vector<T const*> ptrs_;
 };
+
 
 /// cublasLt's pick for one problem: the fastest of up to `lt_candidates` heuristic candidates,
 /// timed once per problem (outside the timed region) and reused by every variant's row.
@@ -224,24 +226,41 @@ int row_pitch(bench::state& s, int k, int elem_bytes) {
   return (k + per - 1) / per * per;
 }
 
+/// What both point functions below share: the point's sizes, A and B's row pitch in elements
+/// (k rounded up to the point's row alignment, in params.ld), and the skip where the rung cannot
+/// run the input type on this device or image.
+struct point_dims {
+  int m, n, k, ld;
+  std::size_t mk, nk, mn;  // elements of A, B (pitched) and C
+};
+point_dims begin_point(bench::state& s, gemm_tc_rung rung, shape sh, gemm_tc_input input, int elem_bytes) {
+  point_dims d{};
+  d.m = static_cast<int>(sh.m);
+  d.n = static_cast<int>(sh.n);
+  d.k = static_cast<int>(sh.k);
+  gemm_tc_shape gs;
+  gs.m = d.m;
+  gs.n = d.n;
+  gs.k = d.k;
+  gs.input = input;
+  if (auto why = gemm_tc_unavailable(rung, gs, gemm_tc_current_target()); !why.empty()) s.skip(why);
+  d.ld = row_pitch(s, d.k, elem_bytes);
+  s.result().params["ld"] = d.ld;
+  d.mk = static_cast<std::size_t>(d.m) * d.ld;
+  d.nk = static_cast<std::size_t>(d.n) * d.ld;
+  d.mn = static_cast<std::size_t>(d.m) * d.n;
+  return d;
+}
+
 template <class In>
 void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool bf16_values) {
   bool const f16 = std::is_same_v<In, __half>;
-  int const m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
-  gemm_tc_shape gs;
-  gs.m = m;
-  gs.n = n;
-  gs.k = k;
-  gs.input = f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16;
-  if (auto why = gemm_tc_unavailable(rung, gs, gemm_tc_current_target()); !why.empty()) s.skip(why);
-  memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
-
   // Rows of A and B padded to a multiple of 8 elements (16 bytes: what TMA and cp.async need), so
   // 4097^3 measures the edge tiles, not the wmma fallback an odd leading dimension gets.
-  int const ld = row_pitch(s, k, 2);
-  s.result().params["ld"] = ld;
-  std::size_t const mk = static_cast<std::size_t>(m) * ld, nk = static_cast<std::size_t>(n) * ld;
-  std::size_t const mn = static_cast<std::size_t>(m) * n;
+  point_dims const d = begin_point(s, rung, sh, f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16, 2);
+  int const m = d.m, n = d.n, k = d.k, ld = d.ld;
+  std::size_t const mk = d.mk, nk = d.nk, mn = d.mn;
+  memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
   device_buffer<In> a(mk), b(nk);
   device_buffer<float> ref(mn);
   fill_16bit<In><<<4096, 256>>>(a.data(), mk, s.seed(), bf16_values);
@@ -259,11 +278,10 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     using Out = std::remove_pointer_t<decltype(c_tag)>;
     device_buffer<Out> c(mn), peer(mn);
     c.fill_bytes(0xFF);  // NaN poison: an unwritten output fails verification
-    auto ours = [&, i = std::size_t{0}](cudaStream_t t) mutable {
-      In const* const bi = ring.at(i++);
+    auto const ours = ring.launcher([&](In const* bi, cudaStream_t t) {
       if constexpr (f16) gemm_f16(gemm_op::n, gemm_op::t, m, n, k, 1.f, a.data(), ld, bi, ld, 0.f, c.data(), n, t, rung);
       else gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, a.data(), ld, bi, ld, 0.f, c.data(), n, t, rung);
-    };
+    });
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
@@ -272,9 +290,9 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
     double const gemmex_ms =
         s.measure_once("cublasGemmEx",
-                       [&, i = std::size_t{0}](cudaStream_t t) mutable {
-                         cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), ring.at(i++), peer.data());
-                       })
+                       ring.launcher([&](In const* bi, cudaStream_t t) {
+                         cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), bi, peer.data());
+                       }))
             .median;
     // Peer 2: cublasLt at the fastest of its heuristic's candidates, checked like our output.
     // A cublasLt refusal (no algorithm, a status error) leaves cublasGemmEx the peer, with the
@@ -282,9 +300,9 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     nlohmann::json peers = {{"cublasGemmEx_ms", gemmex_ms}};
     double best_ms = gemmex_ms;
     std::string best = "cublasGemmEx";
-    std::function<void(cudaStream_t)> best_launch = [&, i = std::size_t{0}](cudaStream_t t) mutable {
-      cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), ring.at(i++), peer.data());
-    };
+    std::function<void(cudaStream_t)> best_launch = ring.launcher([&](In const* bi, cudaStream_t t) {
+      cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), bi, peer.data());
+    });
     std::unique_ptr<experiments::lt_gemm> lt_kept;  // outlives the try: the paired timing below runs it
     try {
       cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
@@ -298,9 +316,9 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
           compare(peer.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k));
       bool const lt_ok = lt_check.status == bench::verdict::passed;
       double const lt_ms =
-          s.measure_once("cublasLt", [&, i = std::size_t{0}](cudaStream_t t) mutable {
-             lt.run(pick.algo.algo, a.data(), ring.at(i++), peer.data(), t);
-           }).median;
+          s.measure_once("cublasLt", ring.launcher([&](In const* bi, cudaStream_t t) {
+             lt.run(pick.algo.algo, a.data(), bi, peer.data(), t);
+           })).median;
       peers["cublasLt_ms"] = lt_ms;
       peers["cublasLt_check"] = lt_ok ? "passed" : lt_check.detail;
       peers["cublasLt_algo"] = pick.info;
@@ -308,9 +326,9 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
         best_ms = lt_ms;
         best = "cublasLt";
         auto const algo = pick.algo.algo;
-        best_launch = [&lt, algo, &a, &ring, &peer, i = std::size_t{0}](cudaStream_t t) mutable {
-          lt.run(algo, a.data(), ring.at(i++), peer.data(), t);
-        };
+        best_launch = ring.launcher([&lt, algo, &a, &peer](In const* bi, cudaStream_t t) {
+          lt.run(algo, a.data(), bi, peer.data(), t);
+        });
       }
     } catch (memlab::error const& e) {
       peers["cublasLt_error"] = e.what();
@@ -320,7 +338,6 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     // taken one after the other, and ratio_to_peer should compare like with like.
     s.set_extra("peers", peers);
     s.exec_paired(ours, best, best_launch);
-    ring.describe(s);
   };
   if (out_f32) body(static_cast<float*>(nullptr));
   else body(static_cast<In*>(nullptr));
@@ -333,19 +350,11 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
 /// accumulation is timed once beside it for the record (extra.peers). cublasGemmEx takes no FP8.
 void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) {
   using e4m3 = __nv_fp8_e4m3;
-  int const m = static_cast<int>(sh.m), n = static_cast<int>(sh.n), k = static_cast<int>(sh.k);
-  gemm_tc_shape gs;
-  gs.m = m;
-  gs.n = n;
-  gs.k = k;
-  gs.input = gemm_tc_input::e4m3;
-  if (auto why = gemm_tc_unavailable(rung, gs, gemm_tc_current_target()); !why.empty()) s.skip(why);
+  // Rows of whole 16-byte units (TMA; cublasLt's FP8 alike).
+  point_dims const d = begin_point(s, rung, sh, gemm_tc_input::e4m3, 1);
+  int const m = d.m, n = d.n, k = d.k, ld = d.ld;
+  std::size_t const mk = d.mk, nk = d.nk, mn = d.mn;
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
-
-  int const ld = row_pitch(s, k, 1);  // rows of whole 16-byte units (TMA; cublasLt's FP8 alike)
-  s.result().params["ld"] = ld;
-  std::size_t const mk = static_cast<std::size_t>(m) * ld, nk = static_cast<std::size_t>(n) * ld;
-  std::size_t const mn = static_cast<std::size_t>(m) * n;
   device_buffer<e4m3> a(mk), b(nk);
   device_buffer<float> ref(mn);
   fill_e4m3<<<4096, 256>>>(a.data(), mk, s.seed());
@@ -372,9 +381,9 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
     using Out = std::remove_pointer_t<decltype(c_tag)>;
     device_buffer<Out> c(mn), peer(mn);
     c.fill_bytes(0xFF);  // NaN poison: an unwritten output fails verification
-    auto ours = [&, i = std::size_t{0}](cudaStream_t t) mutable {
-      gemm_e4m3(gemm_op::n, gemm_op::t, m, n, k, 1.f, a.data(), ld, ring.at(i++), ld, 0.f, c.data(), n, t, rung);
-    };
+    auto const ours = ring.launcher([&](e4m3 const* bi, cudaStream_t t) {
+      gemm_e4m3(gemm_op::n, gemm_op::t, m, n, k, 1.f, a.data(), ld, bi, ld, 0.f, c.data(), n, t, rung);
+    });
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel, abs, ref_text));
@@ -397,9 +406,9 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
         auto const& l = *lt;
         auto const algo = pick.algo.algo;
         peers[name + "_ms"] =
-            s.measure_once(name, [&, i = std::size_t{0}](cudaStream_t t) mutable {
-               l.run(algo, a.data(), ring.at(i++), peer.data(), t);
-             }).median;
+            s.measure_once(name, ring.launcher([&](e4m3 const* bi, cudaStream_t t) {
+               l.run(algo, a.data(), bi, peer.data(), t);
+             })).median;
         peers[name + "_check"] = check.status == bench::verdict::passed ? "passed" : check.detail;
         peers[name + "_err_over_tol"] = check.error;
         peers[name + "_algo"] = pick.info;
@@ -414,13 +423,12 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
     s.set_extra("peers", peers);
     if (fast) {
       experiments::lt_gemm const& l = *fast;
-      s.exec_paired(ours, "cublasLt", [&, i = std::size_t{0}](cudaStream_t t) mutable {
-        l.run(fast_algo, a.data(), ring.at(i++), peer.data(), t);
-      });
+      s.exec_paired(ours, "cublasLt", ring.launcher([&](e4m3 const* bi, cudaStream_t t) {
+        l.run(fast_algo, a.data(), bi, peer.data(), t);
+      }));
     } else {
       s.exec(ours);  // no verified FP8 peer on this device: the row has no ratio (extra.peers says why)
     }
-    ring.describe(s);
   };
   if (out_f32) body(static_cast<float*>(nullptr));
   else body(static_cast<__nv_bfloat16*>(nullptr));
