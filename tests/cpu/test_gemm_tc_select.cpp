@@ -170,7 +170,8 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
   using memlab::detail::gemm_tc::cluster_family_from_name;
   using memlab::detail::gemm_tc::cluster_family_name;
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
-                           cluster_family::pingpong160, cluster_family::cooperative256})
+                           cluster_family::pingpong160, cluster_family::cooperative256, cluster_family::pingpong192s,
+                           cluster_family::pingpong160s})
     EXPECT_EQ(cluster_family_from_name(cluster_family_name(f)), f);
   EXPECT_EQ(cluster_family_from_name("auto"), cluster_family::automatic);
   EXPECT_THROW(cluster_family_from_name("pingpong128"), memlab::error);
@@ -231,15 +232,28 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   // 4097^3 as the ladder runs it (ldc = 4097: no TMA store): pingpong is not considered, and the
   // 256 x 152 count (4 waves of 1.05 x 1.1875 x 67.5) is within 2% of 128 x 256's 5 of 67.5.
   EXPECT_EQ(pick(4097, 4097, 4097, cluster_family::automatic, false), cluster_tile::coop_128x256);
-  // 16384 x 4096: within 1% either way, so the cooperative kernel stays (256 x 152: 14 waves of
-  // 1.05 x 1.1875 against 16, 9% more).
-  EXPECT_EQ(pick(16384, 4096, 4096), cluster_tile::coop_128x256);
+  // 16384 x 4096: 128 x 256 pairs make 16 waves (15.5) of 66.5 = 1064; 128 x 160's 26 (25.2) of
+  // 0.625 x 65 = 1056, within 2%. Swapped, 160 x 128 tiles make 103 x 32 tiles, 1648 pairs: 25 waves
+  // (24.97) = 1016, 4.5% fewer than the cooperative count.
+  EXPECT_EQ(pick(16384, 4096, 4096), cluster_tile::pingpong_160x128_swapped);
+  // ... and where the swapped count only ties, the unswapped kernel stays (squares, 8192x8192x1024).
+  EXPECT_EQ(pick(4096, 11008, 4096), cluster_tile::pingpong_128x160);
+  // 3072 x 1024 x 2048: 8 tile columns of 128 make 12 pairs x 8 = 96 pairs of the cooperative 128 x 128
+  // (2 waves of 0.5 x 34.5); swapped, 192 x 128 tiles are 16 x 8 = 64 pairs, one wave of 0.75 x 33.
+  EXPECT_EQ(pick(3072, 1024, 2048), cluster_tile::pingpong_192x128_swapped);
+  // No TMA store for C (beta != 0, C unaligned): neither swapped kernel, whose epilogue is TMA's alone.
+  EXPECT_EQ(pick(16384, 4096, 4096, cluster_family::automatic, false), cluster_tile::coop_128x256);
   // Forced families (the GPU tests run rung 6's batteries through each).
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong192), cluster_tile::pingpong_128x192);
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong160), cluster_tile::pingpong_128x160);
   EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::cooperative), cluster_tile::coop_128x256);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative), cluster_tile::coop_128x128);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::cooperative256), cluster_tile::coop_256x152);
+  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong192s), cluster_tile::pingpong_192x128_swapped);
+  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong160s), cluster_tile::pingpong_160x128_swapped);
+  // ... the swapped families run the unswapped kernel where C does not take the TMA store.
+  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong192s, false), cluster_tile::pingpong_128x192);
+  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong160s, false), cluster_tile::pingpong_128x160);
   // Fewer pingpong clusters on a device turn the count back to the cooperative kernel.
   EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(8192, 8192, 1024, {66, 40, 40, 40}), cluster_tile::coop_128x256);
   // ... and fewer 256 x 152 clusters another kernel (3000x5000x2000: 198 pairs, 5 waves of 40).

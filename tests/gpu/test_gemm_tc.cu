@@ -280,6 +280,10 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative, cluster_family::cooperative, 
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong, cluster_family::pingpong192, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160, cluster_family::pingpong160, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256, cluster_family::cooperative256, run_cluster_rung)
+// The swapped pingpong kernels (C^T = B^T A^T, C stored transposed through shared memory); where C
+// does not take the TMA store (beta != 0) they run the unswapped kernel, as the rule would.
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192s, cluster_family::pingpong192s, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160s, cluster_family::pingpong160s, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -314,6 +318,8 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEdges, cluster_family::cooperat
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEdges, cluster_family::pingpong192, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160Edges, cluster_family::pingpong160, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256Edges, cluster_family::cooperative256, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192sEdges, cluster_family::pingpong192s, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEdges, cluster_family::pingpong160s, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -369,9 +375,12 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // Cooperative 256 x 152 (pairs along N sharing A): 17 x 15 = 255 tiles, so pairs wrap rows
   // (those load their own A) and the last pair's second tile lies past the end; tail boxes (24
   // columns) in every whole tile; the last tile column holds 24 columns (one box clipped, the rest
-  // and the tail not issued); 2304 x 1024: 9 x 7 tiles, 31 pairs and a half.
+  // and the tail not issued); 2304 x 1024: 9 x 7 tiles, 31 pairs and a half. Swapped 192 and 160
+  // (C^T's 2152 x 4224: 17 x 22 and 17 x 27 tiles of 128 x BN, odd tile rows, the last tile column
+  // whole at 192 and 64 of 160 rows of C at 160, C's columns past 2152 clipped; 1024 x 2304: 8 x 12
+  // and 8 x 15).
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
-                           cluster_family::cooperative256}) {
+                           cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
@@ -401,6 +410,8 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::c
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpongEpilogueWalk, cluster_family::pingpong192, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::pingpong160, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256EpilogueWalk, cluster_family::cooperative256, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192sEpilogueWalk, cluster_family::pingpong192s, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEpilogueWalk, cluster_family::pingpong160s, run_cluster_epilogue_walk)
 
 // FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
 // 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
@@ -423,6 +434,8 @@ MEMLAB_TC_E4M3_TESTS(ClusterCooperative, cluster_family::cooperative)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong, cluster_family::pingpong192)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong160, cluster_family::pingpong160)
 MEMLAB_TC_E4M3_TESTS(ClusterCooperative256, cluster_family::cooperative256)
+MEMLAB_TC_E4M3_TESTS(ClusterPingpong192s, cluster_family::pingpong192s)
+MEMLAB_TC_E4M3_TESTS(ClusterPingpong160s, cluster_family::pingpong160s)
 
 // FP8 on rungs 2-5: the canonical cases (rung 5's 64 x 64 decode tiles and its split-K among
 // them), BF16 and FP32 C.
@@ -441,7 +454,8 @@ TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   if (memlab::test::small_sizes()) GTEST_SKIP() << "large shapes (MEMLAB_TEST_SMALL=1)";
   if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, 4096, 4096, 4096); !why.empty()) GTEST_SKIP() << why;
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
-                           cluster_family::pingpong160, cluster_family::cooperative256}) {
+                           cluster_family::pingpong160, cluster_family::cooperative256, cluster_family::pingpong192s,
+                           cluster_family::pingpong160s}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<e4m3, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 208);

@@ -184,6 +184,84 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
     }
   }
 }
+/// The swapped pingpong kernels' epilogue (they compute C^T = B^T A^T, so that a tile's BN runs
+/// along C's rows; docs/tc-gemm.md, "Session 18"): the warpgroup's 64 x BN accumulators are a block
+/// of C^T, i.e. C's rows row0 .. row0 + BN - 1 by its columns col0 .. col0 + 63. Each step writes
+/// part of them into one 8 KB staging buffer as C lays them out, in boxes of 32 rows of 128 bytes
+/// (128-byte swizzle), and one thread stores the step's boxes with TMA (one bulk group a step;
+/// buffers alternate by `seq` as in tma_store_epilogue):
+///  - 16-bit C: a step is 64 rows of C, two boxes of 32 rows x 64 columns one above the other.
+///    stmatrix .trans stores each 8 x 8 block of accumulators transposed, so the 8 values one C row
+///    takes from a warp's 8 C^T rows form one 16-byte chunk; the 8 chunks of a matrix lie in 8
+///    rows, at 8 different swizzled offsets (conflict-free).
+///  - FP32 C: a step is 32 rows of C, two boxes side by side (columns 0-31 and 32-63), written with
+///    scalar stores: a warp instruction covers 4 rows x 8 consecutive columns, 8 distinct chunks.
+/// BN is a whole number of 32-row boxes: TMA clips a box only at C's edges, so a box reaching past
+/// the tile would overwrite the next tile's rows.
+template <class Out, int BN, bool Scale>
+__device__ __forceinline__ void tma_store_epilogue_t(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
+                                                     std::uint32_t bufs, int t, int bar_id, int row0, int col0,
+                                                     std::int64_t m, std::int64_t n, unsigned& seq) {
+  constexpr bool f32 = std::is_same_v<Out, float>;
+  constexpr int box_rows = 32, box_bytes = box_rows * 128;
+  constexpr int step_rows = f32 ? 32 : 64, steps = (BN + step_rows - 1) / step_rows;
+  constexpr int buf_bytes = epi_rows * 128;  // two boxes
+  static_assert(BN % box_rows == 0, "whole 32-row boxes");
+  auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
+#pragma unroll
+  for (int st = 0; st < steps; ++st) {
+    std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
+    if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
+    named_bar_sync(bar_id, 128);
+    int tb = t;
+    asm volatile("" : "+r"(tb));
+    int const w = tb / 32, lane = tb % 32;
+    if constexpr (f32) {
+      // Accumulator 4 j8 + 2 h + e: C^T row 16 w + 8 h + lane / 4 (C's column, in box w / 2),
+      // C^T column 8 j8 + 2 (lane % 4) + e (C's row).
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            int const r = 4 * (4 * st + jj) + 2 * h + e;
+            int const row = 8 * jj + 2 * (lane % 4) + e, col = (16 * w + 8 * h + lane / 4) % 32;
+            st_shared_f32(buf + (w / 2) * box_bytes + epi_swizzle<128>(row, 4 * col), scaled(acc[r]));
+          }
+    } else {
+      // Matrix q of a stmatrix: column block j8 = jj + q / 2 of the step, row half h = q % 2;
+      // lane 8 q + i addresses C row 8 (jj + q / 2) + i of the step, columns 16 w + 8 h ...
+      int const q = lane / 8, i = lane % 8;
+#pragma unroll
+      for (int jj = 0; jj < 8; jj += 2) {
+        if (8 * st + jj < BN / 8) {
+          int const r = 4 * (8 * st + jj);
+          int const row = 8 * (jj + q / 2) + i;
+          std::uint32_t const at = buf + (row / box_rows) * box_bytes + epi_swizzle<128>(row % box_rows, 32 * w + 16 * (q % 2));
+          stmatrix_x4_trans(at, pack_pair<Out>(scaled(acc[r]), scaled(acc[r + 1])),
+                            pack_pair<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])),
+                            pack_pair<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
+                            pack_pair<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
+        }
+      }
+    }
+    fence_proxy_async_smem();
+    named_bar_sync(bar_id, 128);
+    if (t == 0) {
+      // Boxes wholly outside C (or past the tile's BN rows) are not issued; the group is still
+      // committed, so that "all groups but the newest" always means the other buffer's store.
+#pragma unroll
+      for (int b = 0; b < 2; ++b) {
+        int const row = row0 + st * step_rows + (f32 ? 0 : box_rows * b), col = col0 + (f32 ? 32 * b : 0);
+        bool const in_tile = f32 || st * step_rows + box_rows * b < BN;
+        if (in_tile && row < m && col < n) tma_store_2d(tmap_c, buf + b * box_bytes, col, row);
+      }
+      bulk_commit();
+    }
+  }
+}
+
 /// What rung 6's kernels derive from the problem: the tiles (BM x BN), how the cluster pairs
 /// them, and the cluster's place in the persistent grid.
 ///  - Share b: cluster tile ct holds M tiles 2 ctm and 2 ctm + 1 of column tn, in the grouped
@@ -360,6 +438,20 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
     staged_register_store<C16, BN, Box32>(acc, p, bufs, t, bar_id, row0, col0, seq);
   }
 }
+/// The swapped pingpong kernels' store of one 64 x BN block of C^T (C's rows row0 .., columns
+/// col0 ..), alpha applied unless it is 1. `p` is the swapped problem: C is p.n x p.m.
+template <class C16, int BN>
+__device__ __forceinline__ void store_rows_t(float const (&acc)[BN / 2], problem const& p, void const* tmap_c,
+                                             std::uint32_t bufs, int t, int bar_id, int row0, int col0, unsigned& seq) {
+  bool const scale = p.alpha != 1.f;
+  if (p.c_f32) {
+    if (scale) tma_store_epilogue_t<float, BN, true>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
+    else tma_store_epilogue_t<float, BN, false>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
+  } else {
+    if (scale) tma_store_epilogue_t<C16, BN, true>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
+    else tma_store_epilogue_t<C16, BN, false>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
+  }
+}
 #endif
 
 template <class In, int BM, int BN, pair_share Share>
@@ -472,7 +564,12 @@ struct pp_config : tile_bytes<128, BN> {
   static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
 };
 
-template <class In, int BN>
+// Swap: the kernel runs on the swapped problem (C^T = B^T A^T: m and n, A and B exchanged, both
+// still K-major), so its 128 x BN tiles are BN x 128 tiles of C, and stores C through
+// tma_store_epilogue_t (TMA only: the host runs it only where C takes the TMA store). Where
+// BN does not divide n but does divide m nearly whole, that turns a partial last wave into a full
+// one (16384x4096x4096: 25 waves of 160 x 128 tiles where 128 x 160 makes 25.2, so 26).
+template <class In, int BN, bool Swap>
 __global__ void __launch_bounds__(threads, 1)
     pingpong_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -539,10 +636,15 @@ __global__ void __launch_bounds__(threads, 1)
       if (prev >= 0) release(prev);
       if (!live) continue;
       std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
-      store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c, tm * 128,
-                                                 tn * BN, epi_seq);
-      store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
-                                                 tm * 128 + 64, tn * BN, epi_seq);
+      if constexpr (Swap) {  // C^T's tile (tm, tn): C's rows tn * BN .., columns tm * 128 ..
+        store_rows_t<typename operand_traits<In>::c16, BN>(acc0, p, &maps.c, bufs, t, 1 + c, tn * BN, tm * 128, epi_seq);
+        store_rows_t<typename operand_traits<In>::c16, BN>(acc1, p, &maps.c, bufs, t, 1 + c, tn * BN, tm * 128 + 64, epi_seq);
+      } else {
+        store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc0, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
+                                                                               tm * 128, tn * BN, epi_seq);
+        store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc1, p, tma_store != 0, &maps.c, &maps.c_tail, bufs, t, 1 + c,
+                                                                               tm * 128 + 64, tn * BN, epi_seq);
+      }
     }
     if (t == 0) bulk_wait<0>();
   }
@@ -554,22 +656,39 @@ __global__ void __launch_bounds__(threads, 1)
 
 /// One of rung 6's kernels and what its launch needs: the kernel, its tile (BM x BN) and its
 /// configuration (dynamic shared memory, C box row bytes).
-template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b>
+/// `Swap`: the kernel runs on the swapped problem (pingpong only; pingpong_kernel).
+template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b, bool Swap = false>
 struct rung6 {
   using in = In;
   static constexpr int bm = BM, bn = BN;
   static constexpr pair_share share = Share;
+  static constexpr bool swap = Swap;
   using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
+  static_assert(Pingpong || !Swap, "only the pingpong kernels run swapped");
   static auto kernel() {
-    if constexpr (Pingpong) return pingpong_kernel<In, BN>;
+    if constexpr (Pingpong) return pingpong_kernel<In, BN, Swap>;
     else return cluster_kernel<In, BM, BN, Share>;
   }
 };
 template <class In, int BM, int BN, pair_share Share = pair_share::b>
 using cooperative = rung6<In, BM, BN, false, Share>;
-template <class In, int BN>
-using pingpong = rung6<In, 128, BN, true>;
+template <class In, int BN, bool Swap = false>
+using pingpong = rung6<In, 128, BN, true, pair_share::b, Swap>;
+
+/// The problem with m and n, A and B exchanged: C^T = B^T A^T, both operands still K-major.
+problem swapped(problem const& p) {
+  problem q = p;
+  q.m = p.n;
+  q.n = p.m;
+  q.a = p.b;
+  q.a_si = p.b_sj;
+  q.a_sk = p.b_sk;
+  q.b = p.a;
+  q.b_sj = p.a_si;
+  q.b_sk = p.a_sk;
+  return q;
+}
 
 /// How many clusters of kernel K the device runs at once (cached per device): the persistent
 /// grid, since a GPC may not hold an even number of free SMs. Also where K's dynamic shared
@@ -596,7 +715,9 @@ bool c_takes_tma_store(problem const& p) { return cluster_c_tma_store(p.c, p.ldc
 /// clusters) clusters: A's and B's two parts' tensor maps, C's (and its tail box's) for the TMA
 /// store where C takes it (`tma_store`: c_takes_tma_store, as the choice of K saw it).
 template <class K>
-void launch(problem const& p, cudaStream_t st, bool tma_store) {
+void launch(problem const& call, cudaStream_t st, bool tma_store) {
+  MEMLAB_EXPECTS(!K::swap || tma_store, "gemm_tc: a swapped kernel stores C only through TMA");
+  problem const p = K::swap ? swapped(call) : call;  // the problem the kernel computes
   using In = typename K::in;
   constexpr int BM = K::bm, BN = K::bn;
   std::int64_t const ctiles = cluster_pairs(p.m, p.n, BM, BN, K::share == pair_share::a);
@@ -608,7 +729,11 @@ void launch(problem const& p, cudaStream_t st, bool tma_store) {
   make_tensor_map(&maps.a, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
   make_tensor_map(&maps.b, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
   int const out_bytes = p.c_f32 ? 4 : 2;
-  if (tma_store) {
+  if (tma_store && K::swap) {
+    // C itself (call's m x n), in boxes of 32 rows x 128 bytes (tma_store_epilogue_t).
+    make_store_map(&maps.c, call.c, call.c_f32, f16, call.m, call.n, call.ldc, 32, 128);
+    maps.c_tail = maps.c;
+  } else if (tma_store) {
     int const box_bytes = p.c_f32 ? K::cfg::box32 : K::cfg::box16;
     int const tail_bytes = BN * out_bytes % box_bytes;
     make_store_map(&maps.c, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, box_bytes);
@@ -657,6 +782,8 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st, tma_store); break;
+    case cluster_tile::pingpong_192x128_swapped: launch<pingpong<In, 192, true>>(p, st, tma_store); break;
+    case cluster_tile::pingpong_160x128_swapped: launch<pingpong<In, 160, true>>(p, st, tma_store); break;
   }
 }
 

@@ -19,13 +19,19 @@ enum class cluster_tile : int {
                      ///< where 128 x 256 leaves a part
   pingpong_128x192,  ///< each consumer warpgroup owns whole 128 x 192 tiles; their k-loops alternate
   pingpong_128x160,  ///< the same on 128 x 160 tiles, where those make fuller waves
+  /// The pingpong kernels on the swapped problem (C^T = B^T A^T): 192 x 128 and 160 x 128 tiles
+  /// of C, whose waves come out fuller where m divides by 192 or 160 more nearly than n does
+  /// (16384x4096x4096). They store C only through TMA (transposed in shared memory).
+  pingpong_192x128_swapped,
+  pingpong_160x128_swapped,
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
-/// gemm.tc_cluster_kernels, whose variants are the names below).
-enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256 };
-inline constexpr char const* cluster_family_names[] = {"auto", "cooperative", "pingpong192", "pingpong160",
-                                                       "cooperative256"};
+/// gemm.tc_cluster_kernels, whose variants are the names below). The swapped pingpong families
+/// run their unswapped kernel where C does not take the TMA store (beta != 0, C unaligned).
+enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s };
+inline constexpr char const* cluster_family_names[] = {"auto",           "cooperative",  "pingpong192", "pingpong160",
+                                                       "cooperative256", "pingpong192s", "pingpong160s"};
 inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
 inline cluster_family cluster_family_from_name(std::string const& name) {
   for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
@@ -77,6 +83,7 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 ///     epilogue the tensor cores wait out (both warpgroups store C together);
 ///   pingpong 128 x BN:   waves x BN / 256 x (k-blocks + 1), a k-block taking its share of
 ///     a 256-wide one and the epilogue hidden under the other warpgroup's k-loop but one.
+///     Swapped (BN x 128 tiles of C, the kernel computing C^T), the same count over n x m.
 /// A wave is one tile pair per cluster (`cap`: how many of each kernel the device runs at
 /// once; the 256 x 152 tiles pair in row-major order, cl_grid in 05_cluster.cu). Another kernel
 /// must win by 2% against the cooperative one (128 x 256, or 128 x 128 where those pairs leave
@@ -100,6 +107,10 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::pingpong192) return cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160) return cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::cooperative256) return cluster_tile::coop_256x152;
+  if (allowed == cluster_family::pingpong192s)
+    return c_tma_store ? cluster_tile::pingpong_192x128_swapped : cluster_tile::pingpong_128x192;
+  if (allowed == cluster_family::pingpong160s)
+    return c_tma_store ? cluster_tile::pingpong_160x128_swapped : cluster_tile::pingpong_128x160;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -119,12 +130,17 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   consider(cluster_tile::coop_256x152,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
   if (c_tma_store && rows_line_aligned) {
-    auto const pingpong = [&](int bn, int clusters) {
-      double const w = waves(128, bn, clusters);
+    auto const pingpong = [&](int bn, int clusters, bool swap) {
+      double const w = static_cast<double>(((swap ? cluster_pairs(n, m, 128, bn, false) : cluster_pairs(m, n, 128, bn, false)) +
+                                            clusters - 1) / clusters);
       return w * (bn / 256.0) * (nk + 1.0);
     };
-    consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192));
-    consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160));
+    consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192, false));
+    consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
+    // The same kernels swapped (their capacity is the unswapped one's: same shared memory and
+    // threads); they must count strictly less, so a tie keeps the unswapped kernel.
+    consider(cluster_tile::pingpong_192x128_swapped, pingpong(192, cap.pp192, true));
+    consider(cluster_tile::pingpong_160x128_swapped, pingpong(160, cap.pp160, true));
   }
   return best;
 }
@@ -136,6 +152,8 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::coop_256x152: return "cooperative 256x152";
     case cluster_tile::pingpong_128x192: return "pingpong 128x192";
     case cluster_tile::pingpong_128x160: return "pingpong 128x160";
+    case cluster_tile::pingpong_192x128_swapped: return "pingpong 192x128 (swapped)";
+    case cluster_tile::pingpong_160x128_swapped: return "pingpong 160x128 (swapped)";
   }
   return "?";
 }

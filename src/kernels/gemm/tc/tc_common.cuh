@@ -294,6 +294,17 @@ __device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, std::uint32_t r0
                "r"(r2), "r"(r3)
                : "memory");
 }
+/// stmatrix .x4 .trans: as stmatrix_x4, each 8 x 8 matrix stored transposed: lane i's address
+/// takes column i % 8 of matrix i / 8, i.e. the 8 rows' values of that column (16 bytes).
+__device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1, std::uint32_t r2,
+                                                  std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void st_shared_f32(std::uint32_t addr, float a) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(a) : "memory");
+}
 __device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
