@@ -676,7 +676,8 @@ char const* const cluster_intro =
     "paired with cuBLAS, and the auto row names the kernel the rule took (extra.kernel).";
 
 memlab::bench::registrar const reg_cluster_kernels{[] {
-  return cluster_experiment({"gemm.tc_cluster_kernels",
+  using namespace memlab::bench;
+  experiment e = cluster_experiment({"gemm.tc_cluster_kernels",
                              "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice",
                              {"auto", "cooperative256", "pingpong160"},
                              {"4096", "8192", "4097", "3072", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096",
@@ -687,6 +688,18 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
                              cluster_intro,
                              "gemm_tc_cluster_kernels.png",
                              "Rung 6's kernels: speed as a fraction of cuBLAS"});
+  // The kernels' epilogues differ most in FP32 C (the swapped ones write it transposed with
+  // scalar shared-memory stores), so this one also takes C's type.
+  e.axes.insert(e.axes.begin() + 2, string_axis("out", {"same", "f32"}, {"same"}));
+  e.describe_axis("out", "", "output type: the input type (same; BF16 for E4M3) or FP32");
+  e.headline = best_row("Does the rule pick rung 6's fastest kernel at 3000x5000x2000?",
+                        {{"shape", {"3000x5000x2000"}}, {"dtype", {"bf16"}}, {"out", {"same"}}}, "median_ms", "ratio_to_peer");
+  e.plots.front().where = {{"out", {"same"}}};
+  e.body = [](state& s) {
+    memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
+    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), s.get_string("out") == "f32");
+  };
+  return e;
 }()};
 
 // Rung 6's pingpong kernels measured 10-40% slower at k = 2000 than at k = 2048 (session 16), the
