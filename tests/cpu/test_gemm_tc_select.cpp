@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
@@ -262,32 +263,22 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_NE(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 40}), cluster_tile::coop_256x152);
   // Beta != 0 or an unaligned C (register stores): no pingpong, whatever its count.
   EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::automatic, false), cluster_tile::coop_128x256);
-  // Rows of A and B not on 128-byte lines (k = 2000: 4000-byte rows): no 160-wide pingpong kernel
-  // (6000x3000x2000: 128x160 measured 0.856 of cuBLAS against 0.978 with 128-byte rows), the
-  // 192-wide ones 8% slow: 6000x3000x2000 takes 128 x 192 (6 waves of 24.75 = 148.5, x 1.08 = 160
-  // against the cooperative 172; measured 0.934 against 0.887-0.908), 3072x5120x2000 too (134 against
-  // 138: 0.971 against 0.939), 3000x5000x2000 keeps 256 x 152 (134 against 129: 0.946 against 0.898).
+  // Rows of A and B not on 128-byte lines: no pingpong either (6000x3000x2000 at 4000-byte rows:
+  // pingpong 128x160 measured 0.856 of cuBLAS against 0.978 with 128-byte rows).
   using memlab::detail::gemm_tc::cluster_pick;
   EXPECT_EQ(cluster_pick(6000, 3000, 2000, {66, 66, 66, 66}), cluster_tile::pingpong_128x160);
-  EXPECT_EQ(cluster_pick(6000, 3000, 2000, {66, 66, 66, 66}, cluster_family::automatic, true, false),
-            cluster_tile::pingpong_128x192);
-  EXPECT_EQ(cluster_pick(3072, 5120, 2000, {66, 66, 66, 66}, cluster_family::automatic, true, false),
-            cluster_tile::pingpong_128x192);
-  // ... where aligned rows take a 160-wide kernel, straddled ones do not (16384x4096x4096 swapped).
-  EXPECT_EQ(cluster_pick(16384, 4096, 4096, {66, 66, 66, 66}), cluster_tile::pingpong_160x128_swapped);
-  for (auto [m, n, k] : {std::array<std::int64_t, 3>{16384, 4096, 4000}, {4096, 11008, 4000}, {5120, 5120, 5000}, {2560, 2560, 2500}}) {
+  cluster_tile const straddled = cluster_pick(6000, 3000, 2000, {66, 66, 66, 66}, cluster_family::automatic, true, false);
+  EXPECT_TRUE(straddled == cluster_tile::coop_128x256 || straddled == cluster_tile::coop_256x152);
+  EXPECT_EQ(cluster_pick(8192, 8192, 1024, {66, 66, 66, 66}, cluster_family::automatic, true, false), cluster_tile::coop_128x256);
+  // Session 18 tried weighing the 192-wide pingpong kernels 8% slow there instead (fitted on three
+  // k = 2000 shapes); six held-out shapes refuted it: pingpong 0.73 against 256 x 152's 0.84 at
+  // 3000x3000x3000, 0.81 against 0.90 at 8000x5000x1000 (gemm.tc_row_pitch). No pingpong stays.
+  for (auto const& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{
+           {3000, 3000, 3000}, {5000, 3000, 2000}, {10000, 3000, 2000}, {8000, 5000, 1000}, {3000, 6000, 3000}, {5000, 6000, 2000}}) {
     cluster_tile const t = cluster_pick(m, n, k, {66, 66, 66, 66}, cluster_family::automatic, true, false);
-    EXPECT_NE(t, cluster_tile::pingpong_128x160) << m << "x" << n << "x" << k;
-    EXPECT_NE(t, cluster_tile::pingpong_160x128_swapped) << m << "x" << n << "x" << k;
-  }
-  // FP8 with straddled rows (2000-byte rows cost pingpong 33-56%): no pingpong kernel at all.
-  for (auto [m, n, k] : {std::array<std::int64_t, 3>{6000, 3000, 2000}, {3072, 5120, 2000}, {8192, 8192, 1000}}) {
-    cluster_tile const t = cluster_pick(m, n, k, {66, 66, 66, 66}, cluster_family::automatic, true, false, true);
     EXPECT_TRUE(t == cluster_tile::coop_128x256 || t == cluster_tile::coop_128x128 || t == cluster_tile::coop_256x152)
         << m << "x" << n << "x" << k;
   }
-  EXPECT_EQ(cluster_pick(6000, 3000, 2048, {66, 66, 66, 66}, cluster_family::automatic, true, true, true),
-            cluster_pick(6000, 3000, 2048, {66, 66, 66, 66}));  // FP8 with aligned rows: the same rule
   // ... forced families still run what they name.
   EXPECT_EQ(cluster_pick(8192, 8192, 1024, {66, 66, 66, 66}, cluster_family::pingpong192, true, false),
             cluster_tile::pingpong_128x192);

@@ -758,7 +758,7 @@ template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, bool rows_aligned) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>()};
-  return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows_aligned, sizeof(In) == 1);
+  return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows_aligned);
 }
 }  // namespace
 
@@ -766,10 +766,9 @@ void set_cluster_family(cluster_family k) { forced_kernel.store(static_cast<int>
 cluster_family current_cluster_family() { return static_cast<cluster_family>(forced_kernel.load()); }
 
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
-                                bool rows_line_aligned, bool fp8) {
-  return cluster_tile_name(fp8   ? pick<__nv_fp8_e4m3>(m, n, k, c_tma_store, rows_line_aligned)
-                           : f16 ? pick<__half>(m, n, k, c_tma_store, rows_line_aligned)
-                                 : pick<__nv_bfloat16>(m, n, k, c_tma_store, rows_line_aligned));
+                                bool rows_line_aligned) {
+  return cluster_tile_name(f16 ? pick<__half>(m, n, k, c_tma_store, rows_line_aligned)
+                               : pick<__nv_bfloat16>(m, n, k, c_tma_store, rows_line_aligned));
 }
 
 template <class In>

@@ -92,10 +92,8 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 /// below its count at 3000x5000x2000 and 3072^3, 0.5% at 4097^3.
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
 /// epilogue, not the register stores of beta != 0 or an unaligned C (4097^3, ldc = 4097: both
-/// pingpong kernels measured 1-8% slower than the cooperative one there). Where the rows of A and
-/// B do not start on 128-byte lines (`rows_line_aligned`, cluster_rows_line_aligned above) the
-/// 192-wide pingpong kernels count `straddle_slowdown` slow and the 160-wide ones are not weighed
-/// (16-bit inputs), and FP8 (`fp8`) weighs no pingpong kernel (below).
+/// pingpong kernels measured 1-8% slower than the cooperative one there); and only where the rows
+/// of A and B start on 128-byte lines (`rows_line_aligned`, cluster_rows_line_aligned above).
 /// Session 15's second correction (pingpong 5% slow below 8 of its own waves) was fitted on
 /// 3000x5000x2000, whose 4000-byte rows straddle lines; with the line condition in its place the
 /// rule's choice over the survey's 27 shapes is as close to the fastest kernel in BF16 (geometric
@@ -103,18 +101,9 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 /// against 0.996 and 23), so it is gone (session 16).
 constexpr double wide_slowdown = 1.05;
 
-/// Rows that straddle 128-byte lines (session 18, gemm.tc_row_pitch at 16-byte pitch, H100, BF16,
-/// against the cooperative kernels' counts): at k = 2000 the 192-wide pingpong kernels ran 7.8%
-/// (3072x5120x2000), 9.8% (3000x5000x2000) and 10.5-12.7% (6000x3000x2000) below their count, the
-/// 160-wide ones 20-25%. So with straddled rows the 192-wide ones count 8% slow (which keeps
-/// 3000x5000x2000 on 256 x 152, 3.5% under it, and takes pingpong at the other two, measured 3-7%
-/// faster there) and the 160-wide ones are not weighed. FP8 rows of 2000 bytes cost pingpong
-/// 33-56% (session 16): no pingpong there.
-constexpr double straddle_slowdown = 1.08;
-
 inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k, cluster_capacity cap,
                                  cluster_family allowed = cluster_family::automatic, bool c_tma_store = true,
-                                 bool rows_line_aligned = true, bool fp8 = false) {
+                                 bool rows_line_aligned = true) {
   if (allowed == cluster_family::pingpong192) return cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160) return cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::cooperative256) return cluster_tile::coop_256x152;
@@ -140,19 +129,18 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   };
   consider(cluster_tile::coop_256x152,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
-  if (c_tma_store && (rows_line_aligned || !fp8)) {
+  if (c_tma_store && rows_line_aligned) {
     auto const pingpong = [&](int bn, int clusters, bool swap) {
       double const w = static_cast<double>(((swap ? cluster_pairs(n, m, 128, bn, false) : cluster_pairs(m, n, 128, bn, false)) +
                                             clusters - 1) / clusters);
       return w * (bn / 256.0) * (nk + 1.0);
     };
-    double const slow192 = rows_line_aligned ? 1.0 : straddle_slowdown;
-    consider(cluster_tile::pingpong_128x192, slow192 * pingpong(192, cap.pp192, false));
-    if (rows_line_aligned) consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
+    consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192, false));
+    consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
     // The same kernels swapped (their capacity is the unswapped one's: same shared memory and
     // threads); they must count strictly less, so a tie keeps the unswapped kernel.
-    consider(cluster_tile::pingpong_192x128_swapped, slow192 * pingpong(192, cap.pp192, true));
-    if (rows_line_aligned) consider(cluster_tile::pingpong_160x128_swapped, pingpong(160, cap.pp160, true));
+    consider(cluster_tile::pingpong_192x128_swapped, pingpong(192, cap.pp192, true));
+    consider(cluster_tile::pingpong_160x128_swapped, pingpong(160, cap.pp160, true));
   }
   return best;
 }
@@ -187,8 +175,8 @@ class cluster_family_scope {
 
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows);
 /// `c_tma_store`: cluster_c_tma_store of the call's C; `rows_line_aligned`:
-/// cluster_rows_line_aligned of its A and B; `fp8`: E4M3 inputs (else BF16 or, `f16`, FP16).
+/// cluster_rows_line_aligned of its A and B.
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
-                                bool rows_line_aligned, bool fp8 = false);
+                                bool rows_line_aligned);
 
 }  // namespace memlab::detail::gemm_tc
