@@ -284,6 +284,9 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256, cluster_family::cooperativ
 // does not take the TMA store (beta != 0) they run the unswapped kernel, as the rule would.
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192s, cluster_family::pingpong192s, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160s, cluster_family::pingpong160s, run_cluster_rung)
+// Pingpong at 128 x 176 and 128 x 144: C in 64-byte boxes plus a 16-column tail box.
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176, cluster_family::pingpong176, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144, cluster_family::pingpong144, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -320,6 +323,8 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160Edges, cluster_family::pingpong
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256Edges, cluster_family::cooperative256, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192sEdges, cluster_family::pingpong192s, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEdges, cluster_family::pingpong160s, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176Edges, cluster_family::pingpong176, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144Edges, cluster_family::pingpong144, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -380,7 +385,8 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // whole at 192 and 64 of 160 rows of C at 160, C's columns past 2152 clipped; 1024 x 2304: 8 x 12
   // and 8 x 15).
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
-                           cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s}) {
+                           cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s,
+                           cluster_family::pingpong176, cluster_family::pingpong144}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
@@ -412,6 +418,8 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160EpilogueWalk, cluster_family::p
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperative256EpilogueWalk, cluster_family::cooperative256, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192sEpilogueWalk, cluster_family::pingpong192s, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEpilogueWalk, cluster_family::pingpong160s, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176EpilogueWalk, cluster_family::pingpong176, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144EpilogueWalk, cluster_family::pingpong144, run_cluster_epilogue_walk)
 
 // FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
 // 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
@@ -436,6 +444,8 @@ MEMLAB_TC_E4M3_TESTS(ClusterPingpong160, cluster_family::pingpong160)
 MEMLAB_TC_E4M3_TESTS(ClusterCooperative256, cluster_family::cooperative256)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong192s, cluster_family::pingpong192s)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong160s, cluster_family::pingpong160s)
+MEMLAB_TC_E4M3_TESTS(ClusterPingpong176, cluster_family::pingpong176)
+MEMLAB_TC_E4M3_TESTS(ClusterPingpong144, cluster_family::pingpong144)
 
 // FP8 on rungs 2-5: the canonical cases (rung 5's 64 x 64 decode tiles and its split-K among
 // them), BF16 and FP32 C.
@@ -455,7 +465,7 @@ TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, 4096, 4096, 4096); !why.empty()) GTEST_SKIP() << why;
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
                            cluster_family::pingpong160, cluster_family::cooperative256, cluster_family::pingpong192s,
-                           cluster_family::pingpong160s}) {
+                           cluster_family::pingpong160s, cluster_family::pingpong176, cluster_family::pingpong144}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<e4m3, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 208);

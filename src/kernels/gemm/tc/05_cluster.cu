@@ -559,7 +559,7 @@ struct pp_config : tile_bytes<128, BN> {
   static constexpr int box16 = BN % 64 == 0 ? 128 : 64, box32 = 128;
   static constexpr int epi_buf_bytes = epi_rows * box32;
   static constexpr int epi_bytes = 2 * epi_bufs * epi_buf_bytes;                            // 32 KB
-  static constexpr int stages = (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;        // 4 at 192, 5 at 160
+  static constexpr int stages = (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;        // 4 at 192, 5 at 176, 160, 144
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile::stage_bytes + epi_bytes + 1024;
   static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
 };
@@ -757,7 +757,8 @@ std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, bool rows_aligned) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
-                             max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>()};
+                             max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>(),
+                             max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>()};
   return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows_aligned);
 }
 }  // namespace
@@ -784,12 +785,15 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::pingpong_128x160: launch<pingpong<In, 160>>(p, st, tma_store); break;
     case cluster_tile::pingpong_192x128_swapped: launch<pingpong<In, 192, true>>(p, st, tma_store); break;
     case cluster_tile::pingpong_160x128_swapped: launch<pingpong<In, 160, true>>(p, st, tma_store); break;
+    case cluster_tile::pingpong_128x176: launch<pingpong<In, 176>>(p, st, tma_store); break;
+    case cluster_tile::pingpong_128x144: launch<pingpong<In, 144>>(p, st, tma_store); break;
   }
 }
 
 std::size_t smem_cluster() {
   return std::max({cl_config<128, 256>::smem_bytes, cl_config<128, 128>::smem_bytes, cl_config<256, 152>::smem_bytes,
-                   pp_config<192>::smem_bytes, pp_config<160>::smem_bytes});
+                   pp_config<192>::smem_bytes, pp_config<160>::smem_bytes, pp_config<176>::smem_bytes,
+                   pp_config<144>::smem_bytes});
 }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);

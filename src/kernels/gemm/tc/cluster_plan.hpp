@@ -24,14 +24,21 @@ enum class cluster_tile : int {
   /// (16384x4096x4096). They store C only through TMA (transposed in shared memory).
   pingpong_192x128_swapped,
   pingpong_160x128_swapped,
+  /// Pingpong on 128 x 176 and 128 x 144 tiles (unswapped only: their 16 columns beyond whole
+  /// 32-row boxes would need a tail box in the transposed store), for widths between the others.
+  pingpong_128x176,
+  pingpong_128x144,
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
 /// gemm.tc_cluster_kernels, whose variants are the names below). The swapped pingpong families
 /// run their unswapped kernel where C does not take the TMA store (beta != 0, C unaligned).
-enum class cluster_family : int { automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s };
-inline constexpr char const* cluster_family_names[] = {"auto",           "cooperative",  "pingpong192", "pingpong160",
-                                                       "cooperative256", "pingpong192s", "pingpong160s"};
+enum class cluster_family : int {
+  automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s, pingpong176, pingpong144
+};
+inline constexpr char const* cluster_family_names[] = {"auto",         "cooperative",  "pingpong192",  "pingpong160",
+                                                       "cooperative256", "pingpong192s", "pingpong160s", "pingpong176",
+                                                       "pingpong144"};
 inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
 inline cluster_family cluster_family_from_name(std::string const& name) {
   for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
@@ -41,7 +48,7 @@ inline cluster_family cluster_family_from_name(std::string const& name) {
 
 /// How many clusters of each kernel the device runs at once (one wave of cluster tiles).
 struct cluster_capacity {
-  int coop, pp192, pp160, coop256;
+  int coop, pp192, pp160, coop256, pp176, pp144;
 };
 
 /// The cluster tiles (pairs of bm x bn tiles) over an m x n C, in the two orders of cl_grid
@@ -111,6 +118,8 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     return c_tma_store ? cluster_tile::pingpong_192x128_swapped : cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160s)
     return c_tma_store ? cluster_tile::pingpong_160x128_swapped : cluster_tile::pingpong_128x160;
+  if (allowed == cluster_family::pingpong176) return cluster_tile::pingpong_128x176;
+  if (allowed == cluster_family::pingpong144) return cluster_tile::pingpong_128x144;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -141,6 +150,8 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // threads); they must count strictly less, so a tie keeps the unswapped kernel.
     consider(cluster_tile::pingpong_192x128_swapped, pingpong(192, cap.pp192, true));
     consider(cluster_tile::pingpong_160x128_swapped, pingpong(160, cap.pp160, true));
+    consider(cluster_tile::pingpong_128x176, pingpong(176, cap.pp176, false));
+    consider(cluster_tile::pingpong_128x144, pingpong(144, cap.pp144, false));
   }
   return best;
 }
@@ -154,6 +165,8 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::pingpong_128x160: return "pingpong 128x160";
     case cluster_tile::pingpong_192x128_swapped: return "pingpong 192x128 (swapped)";
     case cluster_tile::pingpong_160x128_swapped: return "pingpong 160x128 (swapped)";
+    case cluster_tile::pingpong_128x176: return "pingpong 128x176";
+    case cluster_tile::pingpong_128x144: return "pingpong 128x144";
   }
   return "?";
 }
