@@ -127,9 +127,12 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
   auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
   // The TMA swizzle of a box row: 16-byte chunk c of row r sits at chunk c ^ (r % 8) of a
   // 128-byte row, or c ^ ((r / 2) % 4) of a 64-byte one (the 8 rows one warp store touches
-  // land in 8 different 16-byte bank groups either way). The tail box is unswizzled: its rows,
-  // tail_bytes apart, are an odd number of 16-byte chunks for 16-bit C (8 rows, 8 bank groups)
-  // and exactly the bytes one FP32 store covers (8 rows x 32 bytes, contiguous).
+  // land in 8 different 16-byte bank groups either way). The tail box is unswizzled (its map too,
+  // even at 64 bytes: make_store_map's `tail`): at BN = 152 its rows, tail_bytes apart, are an odd
+  // number of 16-byte chunks for 16-bit C (8 rows, 8 bank groups) and exactly the bytes one FP32
+  // store covers (8 rows x 32 bytes, contiguous); at BN = 144 and 176 (16 tail columns: 32 or 64
+  // bytes a row) a warp's 8 rows share 4 or 2 bank groups, a 2- or 4-way conflict on 1/9 to 1/11
+  // of the epilogue's stores.
   auto const swz = [](int row, int byte) { return epi_swizzle<BoxBytes>(row, byte); };
 #pragma unroll
   for (int bx = 0; bx < boxes + (tail_cols > 0 ? 1 : 0); ++bx) {
@@ -738,7 +741,7 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
     int const tail_bytes = BN * out_bytes % box_bytes;
     make_store_map(&maps.c, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, box_bytes);
     if (tail_bytes == 0) maps.c_tail = maps.c;
-    else make_store_map(&maps.c_tail, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, tail_bytes);
+    else make_store_map(&maps.c_tail, p.c, p.c_f32, f16, p.m, p.n, p.ldc, epi_rows, tail_bytes, true);
   }
   // max_active_clusters<K> has raised K's shared-memory limit on this device, once.
   std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());

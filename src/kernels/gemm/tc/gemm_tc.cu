@@ -73,7 +73,7 @@ void make_tensor_map(void* tmap, void const* base, gemm_tc_input type, std::int6
 }
 
 void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                    int box_rows, int box_bytes) {
+                    int box_rows, int box_bytes, bool tail) {
   MEMLAB_EXPECTS(box_bytes > 0 && box_bytes <= 128 && box_bytes % 16 == 0, "gemm_tc: a C box row is 16 to 128 bytes, a multiple of 16");
   std::int64_t const elem = f32 ? 4 : 2;
   cuuint64_t const dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
@@ -84,9 +84,10 @@ void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t row
       f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : (f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), type, 2, base, dims, strides, box, elem_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                 box_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                                 : box_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                   : CU_TENSOR_MAP_SWIZZLE_NONE,
+                                 tail                ? CU_TENSOR_MAP_SWIZZLE_NONE
+                                 : box_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : box_bytes == 64   ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                     : CU_TENSOR_MAP_SWIZZLE_NONE,
                                  CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw memlab::error("gemm_tc: cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ") for a " +

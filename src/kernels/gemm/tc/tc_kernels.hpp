@@ -63,8 +63,10 @@ void make_tensor_map(void* tmap, void const* base, gemm_tc_input type, std::int6
 namespace memlab::detail::gemm_tc {
 /// Encodes a 2-D TMA descriptor for storing into C (rows x cols, row stride ld elements; FP32,
 /// FP16 or BF16) with boxes of box_bytes x box_rows: 128 bytes a row with 128-byte swizzle, 64
-/// with 64-byte swizzle, or another multiple of 16 below 128 unswizzled (the tail box of a tile
-/// those do not divide). C's base must be 16-byte aligned and ld * element size a multiple of 16.
+/// with 64-byte swizzle, or another multiple of 16 below 128 unswizzled; `tail`: unswizzled
+/// whatever its size (the tail box of a tile the others do not divide, which the kernels write
+/// row by row: 64 bytes for 16 FP32 columns at BN = 144 or 176). C's base must be 16-byte aligned
+/// and ld * element size a multiple of 16.
 void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                    int box_rows, int box_bytes);
+                    int box_rows, int box_bytes, bool tail = false);
 }  // namespace memlab::detail::gemm_tc
