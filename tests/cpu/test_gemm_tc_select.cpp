@@ -248,8 +248,14 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   // 0.625 x 65 = 1056, within 2%. Swapped, 160 x 128 tiles make 103 x 32 tiles, 1648 pairs: 25 waves
   // (24.97) = 1016, 4.5% fewer than the cooperative count.
   EXPECT_EQ(pick(16384, 4096, 4096), cluster_tile::pingpong_160x128_swapped);
-  // ... and where the swapped count only ties, the unswapped kernel stays (squares, 8192x8192x1024).
+  // ... and where the swapped count only ties, the unswapped kernel stays (squares, 8192x8192x1024),
+  // unless the swapped one has fewer pairs (fewer tiles past C's edge, the same waves).
   EXPECT_EQ(pick(4096, 11008, 4096), cluster_tile::pingpong_128x160);
+  EXPECT_EQ(pick(8192, 8192, 8192), cluster_tile::pingpong_128x192);
+  EXPECT_EQ(pick(6144, 6144, 6144, cluster_family::automatic), pick(6144, 6144, 6144));
+  EXPECT_NE(pick(6144, 6144, 6144), cluster_tile::pingpong_192x128_swapped);
+  EXPECT_EQ(pick(12288, 2048, 4096), cluster_tile::pingpong_192x128_swapped);  // 512 pairs against 528
+  EXPECT_EQ(pick(3000, 5000, 2000), cluster_tile::pingpong_128x192);           // 320 against 324: not 2%
   // 3072 x 1024 x 2048: 8 tile columns of 128 make 12 pairs x 8 = 96 pairs of the cooperative 128 x 128
   // (2 waves of 0.5 x 34.5); swapped, 192 x 128 tiles are 16 x 8 = 64 pairs, one wave of 0.75 x 33.
   EXPECT_EQ(pick(3072, 1024, 2048), cluster_tile::pingpong_192x128_swapped);

@@ -156,9 +156,17 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192, false));
     consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
     // The same kernels swapped (their capacity is the unswapped one's: same shared memory and
-    // threads); they must count strictly less, so a tie keeps the unswapped kernel.
-    consider(cluster_tile::pingpong_192x128_swapped, pingpong(192, cap.pp192, true));
-    consider(cluster_tile::pingpong_160x128_swapped, pingpong(160, cap.pp160, true));
+    // threads). They must count less, or the same over at least 2% fewer pairs: the same waves
+    // with less of their tiles past C's edge, so less work at the power cap (12288x2048x4096: 512
+    // pairs of 192 x 128 against 528 of 128 x 192, both 8 waves: 3.8% faster in two survey runs;
+    // 6144x4096x2048, the same pairs: 0.1-0.8%). Else a tie (every square) keeps the unswapped kernel.
+    for (auto [t, u, bn, clusters] : {std::tuple{cluster_tile::pingpong_192x128_swapped, cluster_tile::pingpong_128x192, 192, cap.pp192},
+                                      std::tuple{cluster_tile::pingpong_160x128_swapped, cluster_tile::pingpong_128x160, 160, cap.pp160}}) {
+      double const cost = pingpong(bn, clusters, true);
+      bool const fewer_pairs = cluster_pairs(n, m, 128, bn, false) <= 0.98 * cluster_pairs(m, n, 128, bn, false);
+      if (best == u && cost == best_cost && fewer_pairs) best = t;
+      else consider(t, cost);
+    }
     // 128 x 176 and 128 x 144 only where their pairs make two waves or more and they count 5%
     // under the best of the rest (`narrow_margin`).
     for (auto [t, bn, clusters] : {std::tuple{cluster_tile::pingpong_128x176, 176, cap.pp176},
