@@ -158,8 +158,9 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // The same kernels swapped (their capacity is the unswapped one's: same shared memory and
     // threads). They must count less, or the same over at least 2% fewer pairs: the same waves
     // with less of their tiles past C's edge, so less work at the power cap (12288x2048x4096: 512
-    // pairs of 192 x 128 against 528 of 128 x 192, both 8 waves: 3.8% faster in two survey runs;
-    // 6144x4096x2048, the same pairs: 0.1-0.8%). Else a tie (every square) keeps the unswapped kernel.
+    // pairs of 192 x 128 against 528 of 128 x 192, both 8 waves: 3.8-3.9% faster in two survey runs,
+    // 0.4-0.5% in two more; 6144x4096x2048, the same pairs: -0.2% to +0.8%). Else a tie (every
+    // square) keeps the unswapped kernel.
     for (auto [t, u, bn, clusters] : {std::tuple{cluster_tile::pingpong_192x128_swapped, cluster_tile::pingpong_128x192, 192, cap.pp192},
                                       std::tuple{cluster_tile::pingpong_160x128_swapped, cluster_tile::pingpong_128x160, 160, cap.pp160}}) {
       double const cost = pingpong(bn, clusters, true);
