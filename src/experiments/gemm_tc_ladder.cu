@@ -175,7 +175,6 @@ class weight_ring {
   std::vector<T const*> ptrs_;
 };
 
-
 /// cublasLt's pick for one problem: the fastest of up to `lt_candidates` heuristic candidates,
 /// timed once per problem (outside the timed region) and reused by every variant's row.
 constexpr int lt_candidates = 8;
@@ -632,6 +631,7 @@ struct cluster_experiment_text {
   std::string intro;
   char const* plot_file;
   char const* plot_title;
+  bool out_axis = false;  ///< also an `out` axis (C's type: same or f32); the headline and plot take out = same
 };
 
 memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
@@ -644,9 +644,13 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
   using memlab::detail::gemm_tc::cluster_family_names;
   e.axes = {variant_axis({std::begin(cluster_family_names), std::end(cluster_family_names)}, t.quick_variants),
             string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}), string_axis("shape", t.shapes, {"1024"})};
+  if (t.out_axis) {
+    e.axes.insert(e.axes.begin() + 2, string_axis("out", {"same", "f32"}, {"same"}));
+    e.describe_axis("out", "", "output type: the input type (same; BF16 for E4M3) or FP32");
+  }
   e.body = [](state& s) {
     memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
-    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
+    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), s.has_param("out") && s.get_string("out") == "f32");
   };
   e.describe_axis("variant", "",
                   "rung 6's kernel: the rule's choice (auto), the cooperative 128x256 (or 128x128) kernel, the cooperative "
@@ -658,13 +662,16 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
                                 "GEMM with fast accumulation (best of 8)")};
-  e.headline = best_row(t.question, {{"shape", {t.headline_shape}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
+  row_filter same_c = {{"shape", {t.headline_shape}}, {"dtype", {"bf16"}}};
+  if (t.out_axis) same_c.push_back({"out", {"same"}});
+  e.headline = best_row(t.question, same_c, "median_ms", "ratio_to_peer");
   e.prose = {t.intro + " Within a shape, compare the ratios to cuBLAS: the board's clocks move between rows at the power "
                        "cap, and the paired ratio carries that out.",
              "The rule should pick the fastest kernel, or one within noise of it, at every shape.", ""};
   plot_spec p = bar_plot(t.plot_file, t.plot_title, "shape", "ratio_to_peer", {"variant"});
   p.panels = "dtype";
   p.refs = {{"value", "cuBLAS", 1.0}};
+  if (t.out_axis) p.where = {{"out", {"same"}}};
   e.plots.push_back(p);
   return e;
 }
@@ -676,8 +683,7 @@ char const* const cluster_intro =
     "paired with cuBLAS, and the auto row names the kernel the rule took (extra.kernel).";
 
 memlab::bench::registrar const reg_cluster_kernels{[] {
-  using namespace memlab::bench;
-  experiment e = cluster_experiment({"gemm.tc_cluster_kernels",
+  return cluster_experiment({"gemm.tc_cluster_kernels",
                              "Tensor-core GEMM rung 6: its cooperative and pingpong kernels forced, beside the rule's choice",
                              {"auto", "cooperative256", "pingpong160"},
                              {"4096", "8192", "4097", "3072", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096",
@@ -687,19 +693,10 @@ memlab::bench::registrar const reg_cluster_kernels{[] {
                              "3000x5000x2000",
                              cluster_intro,
                              "gemm_tc_cluster_kernels.png",
-                             "Rung 6's kernels: speed as a fraction of cuBLAS"});
-  // The kernels' epilogues differ most in FP32 C (the swapped ones write it transposed with
-  // scalar shared-memory stores), so this one also takes C's type.
-  e.axes.insert(e.axes.begin() + 2, string_axis("out", {"same", "f32"}, {"same"}));
-  e.describe_axis("out", "", "output type: the input type (same; BF16 for E4M3) or FP32");
-  e.headline = best_row("Does the rule pick rung 6's fastest kernel at 3000x5000x2000?",
-                        {{"shape", {"3000x5000x2000"}}, {"dtype", {"bf16"}}, {"out", {"same"}}}, "median_ms", "ratio_to_peer");
-  e.plots.front().where = {{"out", {"same"}}};
-  e.body = [](state& s) {
-    memlab::detail::gemm_tc::cluster_family_scope const forced(memlab::detail::gemm_tc::cluster_family_from_name(s.variant()));
-    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), s.get_string("out") == "f32");
-  };
-  return e;
+                             "Rung 6's kernels: speed as a fraction of cuBLAS",
+                             // the kernels' epilogues differ most in FP32 C (the swapped ones write
+                             // it transposed with scalar shared-memory stores)
+                             true});
 }()};
 
 // Rung 6's pingpong kernels measured 10-40% slower at k = 2000 than at k = 2048 (session 16), the

@@ -424,19 +424,32 @@ __device__ __forceinline__ void staged_register_store(float const (&acc)[BN / 2]
 /// TMA (16-bit C, of type C16, in boxes of Box16 bytes a row, FP32 in Box32), alpha applied unless
 /// it is 1; or, where TMA cannot store C (beta != 0, C unaligned), through the same buffers with
 /// the threads' own coalesced stores (staged_register_store).
+/// Calls f(Out* tag, std::bool_constant<Scale>) for C's element type (FP32, or C16) and whether
+/// alpha scales the accumulators (alpha = 1, the common case, skips the multiply): the four
+/// instantiations each TMA store epilogue takes.
+template <class C16, class F>
+__device__ __forceinline__ void with_c_type(problem const& p, F&& f) {
+  bool const scale = p.alpha != 1.f;
+  if (p.c_f32) {
+    if (scale) f(static_cast<float*>(nullptr), std::true_type{});
+    else f(static_cast<float*>(nullptr), std::false_type{});
+  } else {
+    if (scale) f(static_cast<C16*>(nullptr), std::true_type{});
+    else f(static_cast<C16*>(nullptr), std::false_type{});
+  }
+}
+
 template <class C16, int BN, int Box16, int Box32>
 __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem const& p, bool tma_store,
                                            void const* tmap_c, void const* tmap_tail, std::uint32_t bufs, int t,
                                            int bar_id, int row0, int col0, unsigned& seq) {
   if (tma_store) {
-    bool const scale = p.alpha != 1.f;  // alpha = 1 (the common case) skips the multiply
-    if (p.c_f32) {
-      if (scale) tma_store_epilogue<float, BN, true, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<float, BN, false, Box32>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-    } else {
-      if (scale) tma_store_epilogue<C16, BN, true, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-      else tma_store_epilogue<C16, BN, false, Box16>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0, p.m, p.n, seq);
-    }
+    with_c_type<C16>(p, [&](auto* out, auto scale) {
+      using Out = std::remove_pointer_t<decltype(out)>;
+      constexpr int box = std::is_same_v<Out, float> ? Box32 : Box16;
+      tma_store_epilogue<Out, BN, decltype(scale)::value, box>(acc, p.alpha, tmap_c, tmap_tail, bufs, t, bar_id, row0, col0,
+                                                                p.m, p.n, seq);
+    });
   } else {
     staged_register_store<C16, BN, Box32>(acc, p, bufs, t, bar_id, row0, col0, seq);
   }
@@ -446,14 +459,10 @@ __device__ __forceinline__ void store_rows(float const (&acc)[BN / 2], problem c
 template <class C16, int BN>
 __device__ __forceinline__ void store_rows_t(float const (&acc)[BN / 2], problem const& p, void const* tmap_c,
                                              std::uint32_t bufs, int t, int bar_id, int row0, int col0, unsigned& seq) {
-  bool const scale = p.alpha != 1.f;
-  if (p.c_f32) {
-    if (scale) tma_store_epilogue_t<float, BN, true>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
-    else tma_store_epilogue_t<float, BN, false>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
-  } else {
-    if (scale) tma_store_epilogue_t<C16, BN, true>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
-    else tma_store_epilogue_t<C16, BN, false>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
-  }
+  with_c_type<C16>(p, [&](auto* out, auto scale) {
+    using Out = std::remove_pointer_t<decltype(out)>;
+    tma_store_epilogue_t<Out, BN, decltype(scale)::value>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
+  });
 }
 #endif
 

@@ -132,8 +132,12 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
-  auto const waves = [&](int bm, int bn, int clusters, bool in_rows = false) {
-    return static_cast<double>((cluster_pairs(m, n, bm, bn, in_rows) + clusters - 1) / clusters);
+  // The pairs of bm x bn tiles over C, or over C^T for a swapped kernel, and their waves.
+  auto const pairs = [&](int bm, int bn, bool in_rows = false, bool swap = false) {
+    return swap ? cluster_pairs(n, m, bm, bn, in_rows) : cluster_pairs(m, n, bm, bn, in_rows);
+  };
+  auto const waves = [&](int bm, int bn, int clusters, bool in_rows = false, bool swap = false) {
+    return static_cast<double>((pairs(bm, bn, in_rows, swap) + clusters - 1) / clusters);
   };
   double const coop_cost = coop == cluster_tile::coop_128x256 ? waves(128, 256, cap.coop) * (nk + 2.5)
                                                               : waves(128, 128, cap.coop) * 0.5 * (nk + 2.5);
@@ -149,9 +153,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
   if (c_tma_store && rows_line_aligned) {
     auto const pingpong = [&](int bn, int clusters, bool swap) {
-      double const w = static_cast<double>(((swap ? cluster_pairs(n, m, 128, bn, false) : cluster_pairs(m, n, 128, bn, false)) +
-                                            clusters - 1) / clusters);
-      return w * (bn / 256.0) * (nk + 1.0);
+      return waves(128, bn, clusters, false, swap) * (bn / 256.0) * (nk + 1.0);
     };
     consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192, false));
     consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
@@ -164,7 +166,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     for (auto [t, u, bn, clusters] : {std::tuple{cluster_tile::pingpong_192x128_swapped, cluster_tile::pingpong_128x192, 192, cap.pp192},
                                       std::tuple{cluster_tile::pingpong_160x128_swapped, cluster_tile::pingpong_128x160, 160, cap.pp160}}) {
       double const cost = pingpong(bn, clusters, true);
-      bool const fewer_pairs = cluster_pairs(n, m, 128, bn, false) <= 0.98 * cluster_pairs(m, n, 128, bn, false);
+      bool const fewer_pairs = pairs(128, bn, false, true) <= 0.98 * pairs(128, bn);
       if (best == u && cost == best_cost && fewer_pairs) best = t;
       else consider(t, cost);
     }
