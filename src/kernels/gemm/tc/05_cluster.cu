@@ -464,6 +464,50 @@ __device__ __forceinline__ void store_rows_t(float const (&acc)[BN / 2], problem
     tma_store_epilogue_t<Out, BN, decltype(scale)::value>(acc, p.alpha, tmap_c, bufs, t, bar_id, row0, col0, p.n, p.m, seq);
   });
 }
+
+/// The cooperative kernel's deferred epilogue (16-bit C through TMA, one m64 block a consumer
+/// warpgroup; docs/tc-gemm.md, "Session 19"). The tile's accumulators, alpha applied, are
+/// converted into BN / 4 packed pairs as soon as its last wgmma is done; that frees the
+/// accumulators for the next tile, and one 128-byte box of the packed pairs is written and
+/// stored per k-block of the next tile, while that k-block's wgmmas run. Without it both
+/// warpgroups wrote C while the tensor cores idled (the rule's 2.5 k-blocks a tile).
+template <class C16, int BN>
+__device__ __forceinline__ void pack_rows(float const (&acc)[BN / 2], float alpha, std::uint32_t (&pk)[BN / 4]) {
+  if (alpha != 1.f) {
+#pragma unroll
+    for (int i = 0; i < BN / 4; ++i) pk[i] = pack_pair<C16>(alpha * acc[2 * i], alpha * acc[2 * i + 1]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < BN / 4; ++i) pk[i] = pack_pair<C16>(acc[2 * i], acc[2 * i + 1]);
+  }
+}
+/// Box `bx` (64 rows x 64 columns, 128-byte swizzle) of a warpgroup's packed 64 x BN block of C
+/// at (row0, col0): tma_store_epilogue's 16-bit path, from the packed pairs. `bx` must be a
+/// constant after unrolling (it indexes registers).
+template <int BN>
+__device__ __forceinline__ void store_packed_box(std::uint32_t const (&pk)[BN / 4], int bx, void const* tmap_c,
+                                                 std::uint32_t bufs, int t, int bar_id, int row0, int col0,
+                                                 std::int64_t m, std::int64_t n, unsigned& seq) {
+  constexpr int box_cols = 64, buf_bytes = epi_rows * 128;
+  std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
+  if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
+  named_bar_sync(bar_id, 128);
+  int tb = t;
+  asm volatile("" : "+r"(tb));
+  int const lane = tb % 32, q = lane / 8;
+  int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
+#pragma unroll
+  for (int jj = 0; jj < box_cols / 8; jj += 2) {
+    int const i = 2 * (bx * (box_cols / 8) + jj);  // accumulator pair of register 4 (8 bx + jj)
+    stmatrix_x4(buf + epi_swizzle<128>(row, 16 * (jj + q / 2)), pk[i], pk[i + 1], pk[i + 2], pk[i + 3]);
+  }
+  fence_proxy_async_smem();
+  named_bar_sync(bar_id, 128);
+  if (t == 0) {
+    if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
+    bulk_commit();
+  }
+}
 #endif
 
 template <class In, int BM, int BN, pair_share Share>
@@ -494,6 +538,23 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
     auto release = [&](int slot) {
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
+    std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
+    // The deferred epilogue (store_packed_box): 16-bit C through TMA at one m64 block a
+    // warpgroup. `pend` boxes of the last tile's packed C (at prow, pcol) are still to store.
+    constexpr bool can_defer = mw == 1 && BN % 64 == 0;
+    constexpr int pboxes = BN / 64;
+    bool const defer = can_defer && tma_store != 0 && !p.c_f32;
+    std::uint32_t pk[can_defer ? BN / 4 : 1];
+    int pend = 0, prow = 0, pcol = 0;
+    auto store_pending = [&] {
+      if constexpr (can_defer) {
+        int const bx = pboxes - pend;
+#pragma unroll
+        for (int b = 0; b < pboxes; ++b)
+          if (b == bx) store_packed_box<BN>(pk, b, &maps.c, bufs, t, 1 + c, prow, pcol, p.m, p.n, epi_seq);
+        --pend;
+      }
+    };
     for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
       int tm, tn;
       bool const live = g.tile(ct, tm, tn);
@@ -521,22 +582,33 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
         } else {
           release(s);  // a tile past m: nothing to compute, the peer still needs the slot back
         }
+        if (pend > 0) store_pending();  // one box of the last tile's C under this k-block's wgmmas
         if (++s == stages) {
           s = 0;
           phase ^= 1;
         }
       }
+      while (pend > 0) store_pending();  // fewer k-blocks than boxes: the rest, before pk is reused
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
       if (prev >= 0) release(prev);
       if (!live) continue;
+      if constexpr (can_defer) {
+        if (defer) {
+          pack_rows<typename operand_traits<In>::c16, BN>(acc[0], p.alpha, pk);
+          pend = pboxes;
+          prow = tm * BM + c * 64;
+          pcol = tn * BN;
+          continue;
+        }
+      }
 #pragma unroll
       for (int i = 0; i < mw; ++i)
         store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc[i], p, tma_store != 0, &maps.c, &maps.c_tail,
-                                                   epi_base + c * epi_bufs * cfg::epi_buf_bytes, t, 1 + c,
-                                                   tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
+                                                   bufs, t, 1 + c, tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
     }
+    while (pend > 0) store_pending();  // the last tile's C
     if (t == 0) bulk_wait<0>();  // this warpgroup's stores are complete before the CTA may exit
   }
   cluster_sync_all();  // no CTA leaves while its peer may still write its slots or arrive on its barriers
