@@ -465,12 +465,12 @@ __device__ __forceinline__ void store_rows_t(float const (&acc)[BN / 2], problem
   });
 }
 
-/// The cooperative kernel's deferred epilogue (16-bit C through TMA, one m64 block a consumer
-/// warpgroup; docs/tc-gemm.md, "Session 19"). The tile's accumulators, alpha applied, are
-/// converted into BN / 4 packed pairs as soon as its last wgmma is done; that frees the
-/// accumulators for the next tile, and one 128-byte box of the packed pairs is written and
-/// stored per k-block of the next tile, while that k-block's wgmmas run. Without it both
-/// warpgroups wrote C while the tensor cores idled (the rule's 2.5 k-blocks a tile).
+/// The cooperative kernel's deferred epilogue (16-bit C through TMA; docs/tc-gemm.md, "Session
+/// 19"). A consumer warpgroup's last m64 block of a tile, alpha applied, is converted into BN / 4
+/// packed pairs as soon as the tile's last wgmma is done; that frees its accumulators for the next
+/// tile, and one box of the packed pairs is staged and stored per k-block of the next tile, while
+/// that k-block's wgmmas run (the other m64 block, at BM = 256, is stored as before: 76 more
+/// registers do not fit). Without it the whole box chain ran while the tensor cores idled.
 template <class C16, int BN>
 __device__ __forceinline__ void pack_rows(float const (&acc)[BN / 2], float alpha, std::uint32_t (&pk)[BN / 4]) {
   if (alpha != 1.f) {
@@ -481,30 +481,40 @@ __device__ __forceinline__ void pack_rows(float const (&acc)[BN / 2], float alph
     for (int i = 0; i < BN / 4; ++i) pk[i] = pack_pair<C16>(acc[2 * i], acc[2 * i + 1]);
   }
 }
-/// Box `bx` (64 rows x 64 columns, 128-byte swizzle) of a warpgroup's packed 64 x BN block of C
-/// at (row0, col0): tma_store_epilogue's 16-bit path, from the packed pairs. `bx` must be a
-/// constant after unrolling (it indexes registers).
-template <int BN>
+/// Box `bx` of a warpgroup's packed 64 x BN block of 16-bit C at (row0, col0): tma_store_epilogue's
+/// 16-bit path from the packed pairs (BoxBytes-byte swizzled boxes; at bx == BN / box columns, the
+/// unswizzled tail box through `tmap_tail`). `bx` must be a constant after unrolling: it indexes
+/// registers.
+template <int BN, int BoxBytes>
 __device__ __forceinline__ void store_packed_box(std::uint32_t const (&pk)[BN / 4], int bx, void const* tmap_c,
-                                                 std::uint32_t bufs, int t, int bar_id, int row0, int col0,
-                                                 std::int64_t m, std::int64_t n, unsigned& seq) {
-  constexpr int box_cols = 64, buf_bytes = epi_rows * 128;
+                                                 void const* tmap_tail, std::uint32_t bufs, int t, int bar_id, int row0,
+                                                 int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
+  constexpr int box_cols = BoxBytes / 2, boxes = BN / box_cols, tail_bytes = BN % box_cols * 2;
+  constexpr int buf_bytes = epi_rows * BoxBytes;
   std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
   if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
   named_bar_sync(bar_id, 128);
   int tb = t;
   asm volatile("" : "+r"(tb));
-  int const lane = tb % 32, q = lane / 8;
-  int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
+  if (bx == boxes) {
+    if constexpr (tail_bytes > 0) {
 #pragma unroll
-  for (int jj = 0; jj < box_cols / 8; jj += 2) {
-    int const i = 2 * (bx * (box_cols / 8) + jj);  // accumulator pair of register 4 (8 bx + jj)
-    stmatrix_x4(buf + epi_swizzle<128>(row, 16 * (jj + q / 2)), pk[i], pk[i + 1], pk[i + 2], pk[i + 3]);
+      for (int r = 4 * (boxes * box_cols / 8); r < BN / 2; r += 2)
+        st_shared_b32(buf + wgmma_acc_row(tb, r) * tail_bytes + (wgmma_acc_col(tb, r) - boxes * box_cols) * 2, pk[r / 2]);
+    }
+  } else {
+    int const lane = tb % 32, q = lane / 8;
+    int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
+#pragma unroll
+    for (int jj = 0; jj < box_cols / 8; jj += 2) {
+      int const i = 2 * (bx * (box_cols / 8) + jj);  // accumulator pair of register 4 (bx box_cols / 8 + jj)
+      stmatrix_x4(buf + epi_swizzle<BoxBytes>(row, 16 * (jj + q / 2)), pk[i], pk[i + 1], pk[i + 2], pk[i + 3]);
+    }
   }
   fence_proxy_async_smem();
   named_bar_sync(bar_id, 128);
   if (t == 0) {
-    if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(tmap_c, buf, col0 + bx * box_cols, row0);
+    if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(bx == boxes ? tmap_tail : tmap_c, buf, col0 + bx * box_cols, row0);
     bulk_commit();
   }
 }
@@ -539,10 +549,11 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
     std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
-    // The deferred epilogue (store_packed_box): 16-bit C through TMA at one m64 block a
-    // warpgroup. `pend` boxes of the last tile's packed C (at prow, pcol) are still to store.
-    constexpr bool can_defer = mw == 1 && BN % 64 == 0;
-    constexpr int pboxes = BN / 64;
+    // The deferred epilogue (store_packed_box): 16-bit C through TMA, the warpgroup's last m64
+    // block. `pend` boxes of the last tile's packed C (at prow, pcol) are still to store. Not at
+    // 128 x 128, where it measured 0.5-4% slower (2048^3, 1024x8192x8192; H100, session 19).
+    constexpr bool can_defer = BN != 128;
+    constexpr int box_cols = cfg::box16 / 2, pboxes = BN / box_cols + (BN % box_cols != 0 ? 1 : 0);
     bool const defer = can_defer && tma_store != 0 && !p.c_f32;
     std::uint32_t pk[can_defer ? BN / 4 : 1];
     int pend = 0, prow = 0, pcol = 0;
@@ -551,7 +562,8 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
         int const bx = pboxes - pend;
 #pragma unroll
         for (int b = 0; b < pboxes; ++b)
-          if (b == bx) store_packed_box<BN>(pk, b, &maps.c, bufs, t, 1 + c, prow, pcol, p.m, p.n, epi_seq);
+          if (b == bx)
+            store_packed_box<BN, cfg::box16>(pk, b, &maps.c, &maps.c_tail, bufs, t, 1 + c, prow, pcol, p.m, p.n, epi_seq);
         --pend;
       }
     };
@@ -596,9 +608,13 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       if (!live) continue;
       if constexpr (can_defer) {
         if (defer) {
-          pack_rows<typename operand_traits<In>::c16, BN>(acc[0], p.alpha, pk);
+#pragma unroll
+          for (int i = 0; i + 1 < mw; ++i)
+            store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc[i], p, true, &maps.c, &maps.c_tail, bufs, t,
+                                                                                   1 + c, tm * BM + c * (BM / 2) + i * 64, tn * BN, epi_seq);
+          pack_rows<typename operand_traits<In>::c16, BN>(acc[mw - 1], p.alpha, pk);
           pend = pboxes;
-          prow = tm * BM + c * 64;
+          prow = tm * BM + c * (BM / 2) + (mw - 1) * 64;
           pcol = tn * BN;
           continue;
         }
