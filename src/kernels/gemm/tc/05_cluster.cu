@@ -25,7 +25,9 @@
 // the other buffer's store may still be in flight). TMA clips the boxes at the matrix edges.
 // beta != 0 (C must be read) or a C that TMA cannot address (base not 16-byte aligned, ldc
 // bytes not a multiple of 16) stages C through the same buffers and stores it with the threads'
-// own coalesced stores (staged_register_store) in the same kernel.
+// own coalesced stores (staged_register_store) in the same kernel. The cooperative kernels
+// defer 16-bit C's last m64 block of a tile (store_packed_box): packed to 16 bits, it is stored
+// one box per k-block of the next tile, under that k-block's wgmmas (not at 128 x 128 tiles).
 //
 // Two kernels share all of the above (sessions 13-14, docs/tc-gemm.md): the cooperative one,
 // whose two consumer warpgroups split each tile (64 x BN each at BM = 128; at 256 x 152, 128 x
