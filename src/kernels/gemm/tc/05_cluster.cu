@@ -107,25 +107,77 @@ __device__ __forceinline__ int epi_swizzle(int row, int byte) {
   else return row * 64 + ((((byte >> 4) ^ ((row >> 1) & 3)) << 4) | (byte & 15));
 }
 
+/// One box of a TMA store epilogue: takes the next of the warpgroup's staging buffers (box `seq`
+/// takes buffer seq % epi_bufs, BufBytes apart from `bufs`) once the store that last read it is
+/// done, lets `write(buf, tb)` stage the box (`tb`: the thread's index in the warpgroup, hidden
+/// from the compiler so that the box's addresses are recomputed rather than hoisted out of the
+/// caller's tile loop: the pingpong kernel holds 192 accumulators there, and hoisted addresses
+/// spilled), fences the writes for the async proxy, syncs the warpgroup on named barrier `bar_id`,
+/// and one thread stores the box through `tmap` at (x, y). A box wholly outside C is not issued;
+/// its (empty) group is still committed, so that "all groups but the newest" always means the
+/// other buffer's store.
+template <int BufBytes, class Write>
+__device__ __forceinline__ void staged_store_box(std::uint32_t bufs, unsigned& seq, int t, int bar_id, Write&& write,
+                                                 void const* tmap, int x, int y, std::int64_t m, std::int64_t n) {
+  std::uint32_t const buf = bufs + (seq++ % epi_bufs) * BufBytes;
+  if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
+  named_bar_sync(bar_id, 128);
+  int tb = t;
+  asm volatile("" : "+r"(tb));
+  write(buf, tb);
+  fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
+  named_bar_sync(bar_id, 128);
+  if (t == 0) {
+    if (y < m && x < n) tma_store_2d(tmap, buf, x, y);
+    bulk_commit();
+  }
+}
+
+/// Stages box `bx` of a 64 x BN block of 16-bit C (BoxBytes-byte swizzled rows) from its packed
+/// pairs, pair(i) holding accumulators 2 i and 2 i + 1; at bx == BN / box columns, the tail box
+/// (BN % box columns, unswizzled). stmatrix.x4 writes two 8-column groups x both 8-row halves
+/// of the warp's 16 rows at once (4 instructions a 128-byte box where st.shared.b32 took 16).
+/// Lane i addresses row i % 8 of matrix q = i / 8: column group jj + q / 2, row half q % 2; each
+/// matrix row is one 16-byte chunk, so the swizzle keeps the 8 rows of a matrix in 8 distinct
+/// chunks. `bx` must be a constant after unrolling where `pair` reads registers.
+template <int BN, int BoxBytes, class Pair>
+__device__ __forceinline__ void write_box16(std::uint32_t buf, int tb, int bx, Pair&& pair) {
+  constexpr int box_cols = BoxBytes / 2, boxes = BN / box_cols, tail_bytes = BN % box_cols * 2;
+  if (bx == boxes) {
+    if constexpr (tail_bytes > 0) {  // each thread's column pairs, one 4-byte store each
+#pragma unroll
+      for (int r = 4 * (boxes * box_cols / 8); r < BN / 2; r += 2)
+        st_shared_b32(buf + wgmma_acc_row(tb, r) * tail_bytes + (wgmma_acc_col(tb, r) - boxes * box_cols) * 2, pair(r / 2));
+    }
+  } else {
+    int const lane = tb % 32, q = lane / 8;
+    int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
+#pragma unroll
+    for (int jj = 0; jj < box_cols / 8; jj += 2) {
+      int const i = 2 * (bx * (box_cols / 8) + jj);  // the pair of accumulator 4 (bx box_cols / 8 + jj)
+      stmatrix_x4(buf + epi_swizzle<BoxBytes>(row, 16 * (jj + q / 2)), pair(i), pair(i + 1), pair(i + 2), pair(i + 3));
+    }
+  }
+}
+
 /// Stores one warpgroup's 64 x BN accumulator tile at (row0, col0) through the staging
-/// buffers and TMA. `t` is the thread's index in the warpgroup, `bar_id` its named barrier,
-/// `seq` the warpgroup's count of boxes stored so far (over all its tiles): box `seq` takes
-/// buffer seq % epi_bufs (buffers epi_rows x BoxBytes apart from `bufs`), so buffers alternate
-/// across tiles too (with an odd number of boxes a tile, restarting at buffer 0 would overwrite
-/// the previous tile's last box while its store may still read it: a 128 x 192 trial stored 3
-/// boxes of 16-bit C a tile and failed so). Where BoxBytes does not divide BN's row, the last
-/// BN % box_cols columns go in one more, unswizzled box through `tmap_tail` (BN = 152: 4 boxes of
-/// 32 columns + one of 24 for 16-bit C, 9 of 16 + one of 8 for FP32). Scale = false (alpha = 1)
-/// leaves the accumulators unscaled.
+/// buffers and TMA, box by box (staged_store_box). `t` is the thread's index in the warpgroup,
+/// `bar_id` its named barrier, `seq` the warpgroup's count of boxes stored so far (over all its
+/// tiles): buffers alternate across tiles too (with an odd number of boxes a tile, restarting at
+/// buffer 0 would overwrite the previous tile's last box while its store may still read it: a
+/// 128 x 192 trial stored 3 boxes of 16-bit C a tile and failed so). Where BoxBytes does not
+/// divide BN's row, the last BN % box_cols columns go in one more, unswizzled box through
+/// `tmap_tail` (BN = 152: 4 boxes of 32 columns + one of 24 for 16-bit C, 9 of 16 + one of 8 for
+/// FP32). Scale = false (alpha = 1) leaves the accumulators unscaled.
 template <class Out, int BN, bool Scale, int BoxBytes>
 __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], float alpha, void const* tmap_c,
                                                    void const* tmap_tail, std::uint32_t bufs, int t, int bar_id,
                                                    int row0, int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
   static_assert(BoxBytes == 128 || BoxBytes == 64, "128- or 64-byte swizzled boxes");
+  constexpr bool f32 = std::is_same_v<Out, float>;
   constexpr int box_cols = BoxBytes / static_cast<int>(sizeof(Out));  // 64 or 32 (16-bit), 32 or 16 (FP32)
   constexpr int boxes = BN / box_cols, tail_cols = BN % box_cols;
   constexpr int tail_bytes = tail_cols * static_cast<int>(sizeof(Out));  // a multiple of 16: BN % 8 == 0
-  constexpr int buf_bytes = epi_rows * BoxBytes;
   auto const scaled = [alpha](float v) { return Scale ? alpha * v : v; };
   // The TMA swizzle of a box row: 16-byte chunk c of row r sits at chunk c ^ (r % 8) of a
   // 128-byte row, or c ^ ((r / 2) % 4) of a 64-byte one (the 8 rows one warp store touches
@@ -135,58 +187,32 @@ __device__ __forceinline__ void tma_store_epilogue(float const (&acc)[BN / 2], f
   // store covers (8 rows x 32 bytes, contiguous); at BN = 144 and 176 (16 tail columns: 32 or 64
   // bytes a row) a warp's 8 rows share 4 or 2 bank groups, a 2- or 4-way conflict on 1/9 to 1/11
   // of the epilogue's stores.
-  auto const swz = [](int row, int byte) { return epi_swizzle<BoxBytes>(row, byte); };
 #pragma unroll
   for (int bx = 0; bx < boxes + (tail_cols > 0 ? 1 : 0); ++bx) {
-    std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
-    if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
-    named_bar_sync(bar_id, 128);
-    // The addresses below are recomputed each box rather than hoisted out of the caller's tile
-    // loop: the pingpong kernel holds 192 accumulators here, and hoisted addresses spilled.
-    int tb = t;
-    asm volatile("" : "+r"(tb));
-    if (bx == boxes) {
-      // The tail: each thread's column pairs, one 4- or 8-byte store each.
+    auto const write = [&](std::uint32_t buf, int tb) {
+      if constexpr (f32) {
+        if (bx == boxes) {
 #pragma unroll
-      for (int r = 4 * (boxes * box_cols / 8); r < BN / 2; r += 2) {
-        std::uint32_t const at = buf + wgmma_acc_row(tb, r) * tail_bytes +
-                                 (wgmma_acc_col(tb, r) - boxes * box_cols) * static_cast<int>(sizeof(Out));
-        if constexpr (std::is_same_v<Out, float>) st_shared_v2_f32(at, scaled(acc[r]), scaled(acc[r + 1]));
-        else st_shared_b32(at, pack_pair<Out>(scaled(acc[r]), scaled(acc[r + 1])));
-      }
-    } else if constexpr (std::is_same_v<Out, float>) {
+          for (int r = 4 * (boxes * box_cols / 8); r < BN / 2; r += 2)
+            st_shared_v2_f32(buf + wgmma_acc_row(tb, r) * tail_bytes + (wgmma_acc_col(tb, r) - boxes * box_cols) * 4,
+                             scaled(acc[r]), scaled(acc[r + 1]));
+        } else {
 #pragma unroll
-      for (int jj = 0; jj < box_cols / 8; ++jj) {
+          for (int jj = 0; jj < box_cols / 8; ++jj) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
-          int const row = wgmma_acc_row(tb, r);  // 0..63
-          st_shared_v2_f32(buf + swz(row, (8 * jj + 2 * (tb % 4)) * 4), scaled(acc[r]), scaled(acc[r + 1]));
+            for (int h = 0; h < 2; ++h) {
+              int const r = 4 * (bx * (box_cols / 8) + jj) + 2 * h;
+              st_shared_v2_f32(buf + epi_swizzle<BoxBytes>(wgmma_acc_row(tb, r), (8 * jj + 2 * (tb % 4)) * 4), scaled(acc[r]),
+                               scaled(acc[r + 1]));
+            }
+          }
         }
+      } else {
+        write_box16<BN, BoxBytes>(buf, tb, bx, [&](int i) { return pack_pair<Out>(scaled(acc[2 * i]), scaled(acc[2 * i + 1])); });
       }
-    } else {
-      // 16-bit C: stmatrix.x4 writes two 8-column groups x both 8-row halves of the warp's 16
-      // rows at once (4 instructions a box where st.shared.b32 took 16). Lane i addresses row
-      // i % 8 of matrix q = i / 8: column group jj + q / 2, row half q % 2; each matrix row is
-      // one 16-byte chunk, so the swizzle keeps the 8 rows of a matrix in 8 distinct chunks.
-      int const lane = tb % 32, q = lane / 8;
-      int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
-#pragma unroll
-      for (int jj = 0; jj < box_cols / 8; jj += 2) {
-        int const r = 4 * (bx * (box_cols / 8) + jj);
-        stmatrix_x4(buf + swz(row, 16 * (jj + q / 2)), pack_pair<Out>(scaled(acc[r]), scaled(acc[r + 1])),
-                    pack_pair<Out>(scaled(acc[r + 2]), scaled(acc[r + 3])), pack_pair<Out>(scaled(acc[r + 4]), scaled(acc[r + 5])),
-                    pack_pair<Out>(scaled(acc[r + 6]), scaled(acc[r + 7])));
-      }
-    }
-    fence_proxy_async_smem();  // each writer: its writes are visible to the TMA unit
-    named_bar_sync(bar_id, 128);
-    if (t == 0) {
-      // A box wholly outside C is not issued; its (empty) group is still committed, so that
-      // "all groups but the newest" above always means the other buffer's store.
-      if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(bx == boxes ? tmap_tail : tmap_c, buf, col0 + bx * box_cols, row0);
-      bulk_commit();
-    }
+    };
+    staged_store_box<epi_rows * BoxBytes>(bufs, seq, t, bar_id, write, bx == boxes ? tmap_tail : tmap_c, col0 + bx * box_cols,
+                                          row0, m, n);
   }
 }
 /// The swapped pingpong kernels' epilogue (they compute C^T = B^T A^T, so that a tile's BN runs
@@ -484,41 +510,15 @@ __device__ __forceinline__ void pack_rows(float const (&acc)[BN / 2], float alph
   }
 }
 /// Box `bx` of a warpgroup's packed 64 x BN block of 16-bit C at (row0, col0): tma_store_epilogue's
-/// 16-bit path from the packed pairs (BoxBytes-byte swizzled boxes; at bx == BN / box columns, the
-/// unswizzled tail box through `tmap_tail`). `bx` must be a constant after unrolling: it indexes
-/// registers.
+/// 16-bit box from the packed pairs. `bx` must be a constant after unrolling: it indexes registers.
 template <int BN, int BoxBytes>
 __device__ __forceinline__ void store_packed_box(std::uint32_t const (&pk)[BN / 4], int bx, void const* tmap_c,
                                                  void const* tmap_tail, std::uint32_t bufs, int t, int bar_id, int row0,
                                                  int col0, std::int64_t m, std::int64_t n, unsigned& seq) {
-  constexpr int box_cols = BoxBytes / 2, boxes = BN / box_cols, tail_bytes = BN % box_cols * 2;
-  constexpr int buf_bytes = epi_rows * BoxBytes;
-  std::uint32_t const buf = bufs + (seq++ % epi_bufs) * buf_bytes;
-  if (t == 0) bulk_wait_read<epi_bufs - 1>();  // the store that last read `buf` is done with it
-  named_bar_sync(bar_id, 128);
-  int tb = t;
-  asm volatile("" : "+r"(tb));
-  if (bx == boxes) {
-    if constexpr (tail_bytes > 0) {
-#pragma unroll
-      for (int r = 4 * (boxes * box_cols / 8); r < BN / 2; r += 2)
-        st_shared_b32(buf + wgmma_acc_row(tb, r) * tail_bytes + (wgmma_acc_col(tb, r) - boxes * box_cols) * 2, pk[r / 2]);
-    }
-  } else {
-    int const lane = tb % 32, q = lane / 8;
-    int const row = 16 * (tb / 32) + 8 * (q % 2) + lane % 8;
-#pragma unroll
-    for (int jj = 0; jj < box_cols / 8; jj += 2) {
-      int const i = 2 * (bx * (box_cols / 8) + jj);  // accumulator pair of register 4 (bx box_cols / 8 + jj)
-      stmatrix_x4(buf + epi_swizzle<BoxBytes>(row, 16 * (jj + q / 2)), pk[i], pk[i + 1], pk[i + 2], pk[i + 3]);
-    }
-  }
-  fence_proxy_async_smem();
-  named_bar_sync(bar_id, 128);
-  if (t == 0) {
-    if (row0 < m && col0 + bx * box_cols < n) tma_store_2d(bx == boxes ? tmap_tail : tmap_c, buf, col0 + bx * box_cols, row0);
-    bulk_commit();
-  }
+  constexpr int box_cols = BoxBytes / 2, boxes = BN / box_cols;
+  staged_store_box<epi_rows * BoxBytes>(
+      bufs, seq, t, bar_id, [&](std::uint32_t buf, int tb) { write_box16<BN, BoxBytes>(buf, tb, bx, [&](int i) { return pk[i]; }); },
+      bx == boxes ? tmap_tail : tmap_c, col0 + bx * box_cols, row0, m, n);
 }
 #endif
 
