@@ -63,10 +63,13 @@ void make_tensor_map(void* tmap, void const* base, gemm_tc_input type, std::int6
   CUtensorMapDataType const dtype = type == gemm_tc_input::f16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                     : type == gemm_tc_input::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                                                  : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  // L2 promotion by 128 bytes, a box row's: 256-byte promotion moved 8-11% more bytes through L2
+  // and, where rows straddle 128-byte lines (k = 3000 in BF16: rows 6000 bytes apart), took
+  // 3000x4000x3000 from 0.97-0.99 of cuBLAS to 0.85-0.86 (docs/tc-gemm.md, "Session 19").
   CUresult const r = encode_fn()(static_cast<CUtensorMap*>(tmap), dtype,
                                  2, const_cast<void*>(base), dims, strides, box, elem_strides,
                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw memlab::error("gemm_tc: cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ") for a " +
                         std::to_string(rows) + " x " + std::to_string(k) + " operand, ld " + std::to_string(ld));
