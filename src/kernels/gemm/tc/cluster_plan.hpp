@@ -72,7 +72,9 @@ inline bool cluster_c_tma_store(void const* c, std::int64_t ldc, int out_bytes, 
 /// multiples of 128). Where not, three rows in four straddle two lines in each 128-byte TMA box
 /// row, and the pingpong kernels ran 7-20% (BF16) and 33-56% (FP8) slower at k = 2000 with 16-byte
 /// than with 128-byte pitch, the cooperative ones 1-4% and 11-19% (gemm.tc_row_pitch, session 16):
-/// cluster_pick does not weigh pingpong there.
+/// cluster_pick does not weigh pingpong there. With A and B loaded at 128-byte L2 promotion
+/// (session 19) the cooperative kernels are level at either pitch and pingpong 128x192 still loses
+/// 2-4% at k = 2000 and 10-12% at k = 1000 and 3000.
 inline bool cluster_rows_line_aligned(void const* a, std::int64_t lda_bytes, void const* b, std::int64_t ldb_bytes) {
   return reinterpret_cast<std::uintptr_t>(a) % 128 == 0 && lda_bytes % 128 == 0 &&
          reinterpret_cast<std::uintptr_t>(b) % 128 == 0 && ldb_bytes % 128 == 0;
