@@ -208,13 +208,13 @@ lt_pick const& cublaslt_pick(experiments::lt_gemm const& g, std::string const& t
 }
 
 /// Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): its row names which, from what the
-/// rule looks at (C's TMA store; whether A's and B's rows, `row_bytes` apart, start on lines). The
+/// rule looks at (C's TMA store; whether A's and B's rows, `row_bytes` apart, start on lines or sectors). The
 /// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
 void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
-                      void const* a, void const* b, std::int64_t row_bytes) {
+                      void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
   if (rung != gemm_tc_rung::cluster) return;
   s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
-                                                             detail::gemm_tc::cluster_rows_line_aligned(a, row_bytes, b, row_bytes)));
+                                                             detail::gemm_tc::cluster_row_alignment(a, row_bytes, b, row_bytes, in_bytes)));
 }
 
 /// The row pitch of A and B in elements: k rounded up to 16 bytes (what TMA and cp.async need), or
@@ -284,7 +284,7 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
-    set_kernel_extra(s, rung, f16, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), 2 * ld);
+    set_kernel_extra(s, rung, f16, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), 2 * ld, 2);
     s.add_writes<Out>(mn);
     // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
     double const gemmex_ms =
@@ -386,7 +386,7 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel, abs, ref_text));
-    set_kernel_extra(s, rung, false, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), ld);
+    set_kernel_extra(s, rung, false, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), ld, 1);
     s.add_writes<Out>(mn);
     cudaDataType_t const out_t = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
     nlohmann::json peers = nlohmann::json::object();
@@ -712,7 +712,10 @@ memlab::bench::registrar const reg_row_pitch{[] {
        {"3000x5000x2000", "6000x3000x2000", "3072x5120x2000", "3072x5120x2048",
         // session 18: six shapes held out from a straddled-row correction (192-wide pingpong counted
         // 8% slow instead of not weighed) that they then refuted at k = 1000 and 3000
-        "3000x3000x3000", "5000x3000x2000", "10000x3000x2000", "8000x5000x1000", "3000x6000x3000", "5000x6000x2000"},
+        "3000x3000x3000", "5000x3000x2000", "10000x3000x2000", "8000x5000x1000", "3000x6000x3000", "5000x6000x2000",
+        // session 19: held out from the rule that weighs pingpong with rows on 32-byte sectors
+        // (k = 1200, 2000 and 4000 in BF16), and two where it keeps the cooperative kernels
+        "4000x6000x4000", "6000x4000x1200", "8000x3000x2000", "3000x8000x2000", "2000x8000x2000", "7000x5000x2000"},
        "m x n x k, A m x k row-major, B stored n x k",
        "Which of rung 6's kernels is fastest at 3072x5120x2000, and at which row pitch?",
        "3072x5120x2000",

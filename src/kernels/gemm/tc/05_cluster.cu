@@ -857,11 +857,11 @@ namespace {
 std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 
 template <class In>
-cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, bool rows_aligned) {
+cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>(),
                              max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>()};
-  return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows_aligned);
+  return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows);
 }
 }  // namespace
 
@@ -869,17 +869,17 @@ void set_cluster_family(cluster_family k) { forced_kernel.store(static_cast<int>
 cluster_family current_cluster_family() { return static_cast<cluster_family>(forced_kernel.load()); }
 
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
-                                bool rows_line_aligned) {
-  return cluster_tile_name(f16 ? pick<__half>(m, n, k, c_tma_store, rows_line_aligned)
-                               : pick<__nv_bfloat16>(m, n, k, c_tma_store, rows_line_aligned));
+                                row_alignment rows) {
+  return cluster_tile_name(f16 ? pick<__half>(m, n, k, c_tma_store, rows) : pick<__nv_bfloat16>(m, n, k, c_tma_store, rows));
 }
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
   bool const tma_store = c_takes_tma_store(p);
   auto const row_bytes = [](std::int64_t ld) { return ld * static_cast<std::int64_t>(sizeof(In)); };
-  bool const rows_aligned = cluster_rows_line_aligned(p.a, row_bytes(p.a_si), p.b, row_bytes(p.b_sj));
-  switch (pick<In>(p.m, p.n, p.k, tma_store, rows_aligned)) {
+  row_alignment const rows =
+      cluster_row_alignment(p.a, row_bytes(p.a_si), p.b, row_bytes(p.b_sj), static_cast<int>(sizeof(In)));
+  switch (pick<In>(p.m, p.n, p.k, tma_store, rows)) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st, tma_store); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st, tma_store); break;
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st, tma_store); break;

@@ -68,16 +68,28 @@ inline bool cluster_c_tma_store(void const* c, std::int64_t ldc, int out_bytes, 
   return beta == 0.f && reinterpret_cast<std::uintptr_t>(c) % 16 == 0 && (ldc * out_bytes) % 16 == 0;
 }
 
-/// Whether every row of A and of B starts on a 128-byte line (base and row pitch in bytes both
-/// multiples of 128). Where not, three rows in four straddle two lines in each 128-byte TMA box
-/// row, and the pingpong kernels ran 7-20% (BF16) and 33-56% (FP8) slower at k = 2000 with 16-byte
-/// than with 128-byte pitch, the cooperative ones 1-4% and 11-19% (gemm.tc_row_pitch, session 16):
-/// cluster_pick does not weigh pingpong there. With A and B loaded at 128-byte L2 promotion
-/// (session 19) the cooperative kernels are level at either pitch and pingpong 128x192 still loses
-/// 2-4% at k = 2000 and 10-12% at k = 1000 and 3000.
-inline bool cluster_rows_line_aligned(void const* a, std::int64_t lda_bytes, void const* b, std::int64_t ldb_bytes) {
-  return reinterpret_cast<std::uintptr_t>(a) % 128 == 0 && lda_bytes % 128 == 0 &&
-         reinterpret_cast<std::uintptr_t>(b) % 128 == 0 && ldb_bytes % 128 == 0;
+/// How the rows of A and B lie against 128-byte lines (base and row pitch in bytes):
+///  - line: every row starts on a line;
+///  - sector: every row starts on a 32-byte sector (so a 128-byte TMA box row spans two lines but
+///    no more sectors than one on a line: k = 2000 in BF16, rows 4000 bytes apart);
+///  - other: rows start at 16-byte steps (k = 1000 or 3000 in BF16, any odd multiple of 16 bytes),
+///    and a box row touches 5 sectors.
+/// The pingpong kernels ran 7-20% (BF16) and 33-56% (FP8) slower at k = 2000 with 16-byte than
+/// with 128-byte pitch, the cooperative ones 1-4% and 11-19% (gemm.tc_row_pitch, session 16).
+/// With A and B loaded at 128-byte L2 promotion (session 19) the cooperative kernels are level at
+/// either pitch, and pingpong 128x192 loses 2-4% with rows on sectors and 10-12% with rows at
+/// 16-byte steps: cluster_pick weighs pingpong with rows on sectors only where it counts well
+/// under the rest (`sector_margin`), and not at all with `other`. FP8 rows on sectors count as
+/// `other`: their pingpong cost was not measured again.
+enum class row_alignment : int { line, sector, other };
+inline row_alignment cluster_row_alignment(void const* a, std::int64_t lda_bytes, void const* b, std::int64_t ldb_bytes,
+                                           int elem_bytes) {
+  auto const on = [&](std::uintptr_t unit) {
+    return reinterpret_cast<std::uintptr_t>(a) % unit == 0 && static_cast<std::uintptr_t>(lda_bytes) % unit == 0 &&
+           reinterpret_cast<std::uintptr_t>(b) % unit == 0 && static_cast<std::uintptr_t>(ldb_bytes) % unit == 0;
+  };
+  if (on(128)) return row_alignment::line;
+  return on(32) && elem_bytes == 2 ? row_alignment::sector : row_alignment::other;
 }
 
 /// The cooperative kernel's tile: 128 x 256 unless its pairs leave clusters idle in the last
@@ -103,7 +115,8 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
 /// epilogue, not the register stores of beta != 0 or an unaligned C (4097^3, ldc = 4097: both
 /// pingpong kernels measured 1-8% slower than the cooperative one there); and only where the rows
-/// of A and B start on 128-byte lines (`rows_line_aligned`, cluster_rows_line_aligned above).
+/// of A and B start on 128-byte lines, or on 32-byte sectors where it counts `sector_margin` under
+/// the rest (`rows`, cluster_row_alignment above).
 /// Session 15's second correction (pingpong 5% slow below 8 of its own waves) was fitted on
 /// 3000x5000x2000, whose 4000-byte rows straddle lines; with the line condition in its place the
 /// rule's choice over the survey's 27 shapes is as close to the fastest kernel in BF16 (geometric
@@ -119,9 +132,15 @@ constexpr double wide_slowdown = 1.05;
 /// the power cap); at 1536^3 (one wave) the count promised 11% and the kernel measured 3% slower.
 constexpr double narrow_margin = 0.95;
 
+/// With rows on 32-byte sectors but not on lines, a pingpong kernel must count 8% under the best
+/// other kernel (session 19, H100, BF16, 128-byte L2 promotion: at k = 2000, where straddling costs
+/// pingpong 2-4%, it counted 10-16% under the cooperative kernels at 6000x3000x2000 and
+/// 5000x6000x2000 and ran 6-7% faster; 4% under at 3000x5000x2000 and ran 4% slower).
+constexpr double sector_margin = 0.92;
+
 inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k, cluster_capacity cap,
                                  cluster_family allowed = cluster_family::automatic, bool c_tma_store = true,
-                                 bool rows_line_aligned = true) {
+                                 row_alignment rows = row_alignment::line) {
   if (allowed == cluster_family::pingpong192) return cluster_tile::pingpong_128x192;
   if (allowed == cluster_family::pingpong160) return cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::cooperative256) return cluster_tile::coop_256x152;
@@ -153,7 +172,9 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   };
   consider(cluster_tile::coop_256x152,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
-  if (c_tma_store && rows_line_aligned) {
+  if (c_tma_store && rows != row_alignment::other) {
+    cluster_tile const other_best = best;
+    double const other_cost = best_cost;
     auto const pingpong = [&](int bn, int clusters, bool swap) {
       return waves(128, bn, clusters, false, swap) * (bn / 256.0) * (nk + 1.0);
     };
@@ -183,6 +204,8 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
         best_cost = cost;
       }
     }
+    // Rows on sectors, not lines: pingpong only well under the rest.
+    if (rows == row_alignment::sector && best != other_best && best_cost >= sector_margin * other_cost) best = other_best;
   }
   return best;
 }
@@ -218,9 +241,8 @@ class cluster_family_scope {
 };
 
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows);
-/// `c_tma_store`: cluster_c_tma_store of the call's C; `rows_line_aligned`:
-/// cluster_rows_line_aligned of its A and B.
+/// `c_tma_store`: cluster_c_tma_store of the call's C; `rows`: cluster_row_alignment of its A and B.
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
-                                bool rows_line_aligned);
+                                row_alignment rows);
 
 }  // namespace memlab::detail::gemm_tc
