@@ -132,10 +132,11 @@ constexpr double wide_slowdown = 1.05;
 /// the power cap); at 1536^3 (one wave) the count promised 11% and the kernel measured 3% slower.
 constexpr double narrow_margin = 0.95;
 
-/// With rows on 32-byte sectors but not on lines, a pingpong kernel must count 8% under the best
-/// other kernel (session 19, H100, BF16, 128-byte L2 promotion: at k = 2000, where straddling costs
-/// pingpong 2-4%, it counted 10-16% under the cooperative kernels at 6000x3000x2000 and
-/// 5000x6000x2000 and ran 6-7% faster; 4% under at 3000x5000x2000 and ran 4% slower).
+/// With rows on 32-byte sectors but not on lines, a 192-wide pingpong kernel must count 8% under the
+/// best other kernel (session 19, H100, BF16, 128-byte L2 promotion: at k = 2000, where straddling
+/// costs pingpong 2-4%, it counted 10-16% under the cooperative kernels at 6000x3000x2000 and
+/// 5000x6000x2000 and ran 6-7% faster; 4% under at 3000x5000x2000 and ran 4% slower; 5 shapes
+/// held out: +3-7% where it took pingpong, within 1.7% of the fastest where it did not).
 constexpr double sector_margin = 0.92;
 
 inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k, cluster_capacity cap,
@@ -178,8 +179,11 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     auto const pingpong = [&](int bn, int clusters, bool swap) {
       return waves(128, bn, clusters, false, swap) * (bn / 256.0) * (nk + 1.0);
     };
+    // With rows on sectors only the 192-wide kernels: at 12 k = 2000-class shapes with 16-byte
+    // pitch 128x160 ran 3-10% below 128x192 (session 19; 20-25% below its count in session 16).
+    bool const narrow = rows == row_alignment::line;
     consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192, false));
-    consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
+    if (narrow) consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
     // The same kernels swapped (their capacity is the unswapped one's: same shared memory and
     // threads). They must count less, or the same over at least 2% fewer pairs: the same waves
     // with less of their tiles past C's edge, so less work at the power cap (12288x2048x4096: 512
@@ -188,6 +192,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // square) keeps the unswapped kernel.
     for (auto [t, u, bn, clusters] : {std::tuple{cluster_tile::pingpong_192x128_swapped, cluster_tile::pingpong_128x192, 192, cap.pp192},
                                       std::tuple{cluster_tile::pingpong_160x128_swapped, cluster_tile::pingpong_128x160, 160, cap.pp160}}) {
+      if (bn != 192 && !narrow) continue;
       double const cost = pingpong(bn, clusters, true);
       bool const fewer_pairs = pairs(128, bn, false, true) <= 0.98 * pairs(128, bn);
       if (best == u && cost == best_cost && fewer_pairs) best = t;
@@ -197,7 +202,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // under the best of the rest (`narrow_margin`).
     for (auto [t, bn, clusters] : {std::tuple{cluster_tile::pingpong_128x176, 176, cap.pp176},
                                    std::tuple{cluster_tile::pingpong_128x144, 144, cap.pp144}}) {
-      if (waves(128, bn, clusters) < 2) continue;
+      if (!narrow || waves(128, bn, clusters) < 2) continue;
       double const cost = pingpong(bn, clusters, false);
       if (cost < narrow_margin * best_cost) {
         best = t;
