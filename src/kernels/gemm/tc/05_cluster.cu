@@ -610,6 +610,9 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
       if (!live) continue;
       if constexpr (can_defer) {
         if (defer) {
+          // Its own copy of the loop below, short of the last block: one loop with the last
+          // block's store under `!defer` kept that store's registers live beside pk and spilled
+          // 96 bytes at 128 x 256 (session 19's review).
 #pragma unroll
           for (int i = 0; i + 1 < mw; ++i)
             store_rows<typename operand_traits<In>::c16, BN, cfg::box16, cfg::box32>(acc[i], p, true, &maps.c, &maps.c_tail, bufs, t,

@@ -174,16 +174,17 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   consider(cluster_tile::coop_256x152,
            wide_slowdown * waves(256, 152, cap.coop256, true) * (256.0 * 152 / (128 * 256)) * (nk + 2.5));
   if (c_tma_store && rows != row_alignment::other) {
-    cluster_tile const other_best = best;
-    double const other_cost = best_cost;
+    // Rows on sectors, not lines: pingpong must win by `sector_margin`, as any kernel must win
+    // against the cooperative one by 2%.
+    if (rows == row_alignment::sector) best_cost *= sector_margin;
     auto const pingpong = [&](int bn, int clusters, bool swap) {
       return waves(128, bn, clusters, false, swap) * (bn / 256.0) * (nk + 1.0);
     };
     // With rows on sectors only the 192-wide kernels: at 12 k = 2000-class shapes with 16-byte
     // pitch 128x160 ran 3-10% below 128x192 (session 19; 20-25% below its count in session 16).
-    bool const narrow = rows == row_alignment::line;
+    bool const all_widths = rows == row_alignment::line;
     consider(cluster_tile::pingpong_128x192, pingpong(192, cap.pp192, false));
-    if (narrow) consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
+    if (all_widths) consider(cluster_tile::pingpong_128x160, pingpong(160, cap.pp160, false));
     // The same kernels swapped (their capacity is the unswapped one's: same shared memory and
     // threads). They must count less, or the same over at least 2% fewer pairs: the same waves
     // with less of their tiles past C's edge, so less work at the power cap (12288x2048x4096: 512
@@ -192,7 +193,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // square) keeps the unswapped kernel.
     for (auto [t, u, bn, clusters] : {std::tuple{cluster_tile::pingpong_192x128_swapped, cluster_tile::pingpong_128x192, 192, cap.pp192},
                                       std::tuple{cluster_tile::pingpong_160x128_swapped, cluster_tile::pingpong_128x160, 160, cap.pp160}}) {
-      if (bn != 192 && !narrow) continue;
+      if (bn != 192 && !all_widths) continue;
       double const cost = pingpong(bn, clusters, true);
       bool const fewer_pairs = pairs(128, bn, false, true) <= 0.98 * pairs(128, bn);
       if (best == u && cost == best_cost && fewer_pairs) best = t;
@@ -202,15 +203,13 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // under the best of the rest (`narrow_margin`).
     for (auto [t, bn, clusters] : {std::tuple{cluster_tile::pingpong_128x176, 176, cap.pp176},
                                    std::tuple{cluster_tile::pingpong_128x144, 144, cap.pp144}}) {
-      if (!narrow || waves(128, bn, clusters) < 2) continue;
+      if (!all_widths || waves(128, bn, clusters) < 2) continue;
       double const cost = pingpong(bn, clusters, false);
       if (cost < narrow_margin * best_cost) {
         best = t;
         best_cost = cost;
       }
     }
-    // Rows on sectors, not lines: pingpong only well under the rest.
-    if (rows == row_alignment::sector && best != other_best && best_cost >= sector_margin * other_cost) best = other_best;
   }
   return best;
 }
