@@ -287,6 +287,12 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160s, cluster_family::pingpong160s
 // Pingpong at 128 x 176 and 128 x 144: C in 64-byte boxes plus a 16-column tail box.
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176, cluster_family::pingpong176, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144, cluster_family::pingpong144, run_cluster_rung)
+// The cooperative kernel at one tile width each (session 20): 128 x 256 where the rule's
+// `cooperative` would take 128 x 128; 128 x 192 (128-byte C boxes, 4 stages); 128 x 144 (64-byte
+// boxes plus a 16-column tail box, 5 stages). All three defer 16-bit C's last m64 block.
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256, cluster_family::coop128x256, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x192, cluster_family::coop128x192, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x144, cluster_family::coop128x144, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -325,6 +331,9 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192sEdges, cluster_family::pingpon
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEdges, cluster_family::pingpong160s, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176Edges, cluster_family::pingpong176, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144Edges, cluster_family::pingpong144, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256Edges, cluster_family::coop128x256, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x192Edges, cluster_family::coop128x192, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x144Edges, cluster_family::coop128x144, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -386,7 +395,8 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // and 8 x 15).
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
                            cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s,
-                           cluster_family::pingpong176, cluster_family::pingpong144}) {
+                           cluster_family::pingpong176, cluster_family::pingpong144, cluster_family::coop128x192,
+                           cluster_family::coop128x144}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
@@ -420,6 +430,9 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong192sEpilogueWalk, cluster_family::
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEpilogueWalk, cluster_family::pingpong160s, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176EpilogueWalk, cluster_family::pingpong176, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144EpilogueWalk, cluster_family::pingpong144, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256EpilogueWalk, cluster_family::coop128x256, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x192EpilogueWalk, cluster_family::coop128x192, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x144EpilogueWalk, cluster_family::coop128x144, run_cluster_epilogue_walk)
 
 // FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
 // 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
@@ -446,6 +459,9 @@ MEMLAB_TC_E4M3_TESTS(ClusterPingpong192s, cluster_family::pingpong192s)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong160s, cluster_family::pingpong160s)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong176, cluster_family::pingpong176)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong144, cluster_family::pingpong144)
+MEMLAB_TC_E4M3_TESTS(ClusterCoop128x256, cluster_family::coop128x256)
+MEMLAB_TC_E4M3_TESTS(ClusterCoop128x192, cluster_family::coop128x192)
+MEMLAB_TC_E4M3_TESTS(ClusterCoop128x144, cluster_family::coop128x144)
 
 // FP8 on rungs 2-5: the canonical cases (rung 5's 64 x 64 decode tiles and its split-K among
 // them), BF16 and FP32 C.
@@ -465,7 +481,8 @@ TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, 4096, 4096, 4096); !why.empty()) GTEST_SKIP() << why;
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
                            cluster_family::pingpong160, cluster_family::cooperative256, cluster_family::pingpong192s,
-                           cluster_family::pingpong160s, cluster_family::pingpong176, cluster_family::pingpong144}) {
+                           cluster_family::pingpong160s, cluster_family::pingpong176, cluster_family::pingpong144,
+                           cluster_family::coop128x192, cluster_family::coop128x144}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<e4m3, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 208);

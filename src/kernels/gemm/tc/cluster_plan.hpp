@@ -29,17 +29,24 @@ enum class cluster_tile : int {
   /// 32-row boxes would need a tail box in the transposed store), for widths between the others.
   pingpong_128x176,
   pingpong_128x144,
+  /// The cooperative kernel on 128 x 192 and 128 x 144 tiles (session 20), for C whose tiles make
+  /// about one wave at those widths (1536^3: 12 x 11 tiles of 128 x 144, 66 pairs).
+  coop_128x192,
+  coop_128x144,
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
 /// gemm.tc_cluster_kernels, whose variants are the names below). The swapped pingpong families
 /// run their unswapped kernel where C does not take the TMA store (beta != 0, C unaligned).
+/// `cooperative` is the cooperative kernel at the tile cluster_coop_tile gives (128 x 256 or
+/// 128 x 128); coop128x256, coop128x192 and coop128x144 force one tile width.
 enum class cluster_family : int {
-  automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s, pingpong176, pingpong144
+  automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s, pingpong176, pingpong144,
+  coop128x256, coop128x192, coop128x144
 };
 inline constexpr char const* cluster_family_names[] = {"auto",         "cooperative",  "pingpong192",  "pingpong160",
                                                        "cooperative256", "pingpong192s", "pingpong160s", "pingpong176",
-                                                       "pingpong144"};
+                                                       "pingpong144",  "coop128x256",  "coop128x192",  "coop128x144"};
 inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
 inline cluster_family cluster_family_from_name(std::string const& name) {
   for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
@@ -49,7 +56,7 @@ inline cluster_family cluster_family_from_name(std::string const& name) {
 
 /// How many clusters of each kernel the device runs at once (one wave of cluster tiles).
 struct cluster_capacity {
-  int coop, pp192, pp160, coop256, pp176, pp144;
+  int coop, pp192, pp160, coop256, pp176, pp144, coop192, coop144;
 };
 
 /// The cluster tiles (pairs of bm x bn tiles) over an m x n C, in the two orders of cl_grid
@@ -151,6 +158,9 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     return c_tma_store ? cluster_tile::pingpong_160x128_swapped : cluster_tile::pingpong_128x160;
   if (allowed == cluster_family::pingpong176) return cluster_tile::pingpong_128x176;
   if (allowed == cluster_family::pingpong144) return cluster_tile::pingpong_128x144;
+  if (allowed == cluster_family::coop128x256) return cluster_tile::coop_128x256;
+  if (allowed == cluster_family::coop128x192) return cluster_tile::coop_128x192;
+  if (allowed == cluster_family::coop128x144) return cluster_tile::coop_128x144;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -225,6 +235,8 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::pingpong_160x128_swapped: return "pingpong 160x128 (swapped)";
     case cluster_tile::pingpong_128x176: return "pingpong 128x176";
     case cluster_tile::pingpong_128x144: return "pingpong 128x144";
+    case cluster_tile::coop_128x192: return "cooperative 128x192";
+    case cluster_tile::coop_128x144: return "cooperative 128x144";
   }
   return "?";
 }
