@@ -179,7 +179,7 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
     auto const f = static_cast<cluster_family>(i);
     EXPECT_EQ(cluster_family_from_name(cluster_family_name(f)), f);
   }
-  EXPECT_EQ(families, static_cast<std::size_t>(cluster_family::coop128x144) + 1);
+  EXPECT_EQ(families, static_cast<std::size_t>(cluster_family::coop128x128) + 1);
   EXPECT_EQ(cluster_family_from_name("auto"), cluster_family::automatic);
   EXPECT_THROW(cluster_family_from_name("pingpong128"), memlab::error);
 }
@@ -202,7 +202,7 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   using memlab::detail::gemm_tc::cluster_tile;
   auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, cluster_family f = cluster_family::automatic,
                  bool tma = true) {
-    return memlab::detail::gemm_tc::cluster_pick(m, n, k, {66, 66, 66, 66, 66, 66, 66, 66}, f, tma);
+    return memlab::detail::gemm_tc::cluster_pick(m, n, k, {66, 66, 66, 66, 66, 66}, f, tma);
   };
   // k = 1024: 16 k-blocks a tile, the cooperative epilogue a sixth of them (measured 0.866 -> 0.955).
   EXPECT_EQ(pick(8192, 8192, 1024), cluster_tile::pingpong_128x192);
@@ -219,7 +219,7 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   // against pingpong's 0.887; with rows on sectors pingpong must count 8% under: not here).
   EXPECT_EQ(pick(3000, 5000, 2000), cluster_tile::pingpong_128x192);
   for (auto rows : {memlab::detail::gemm_tc::row_alignment::sector, memlab::detail::gemm_tc::row_alignment::other})
-    EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 66, 66, 66, 66, 66}, cluster_family::automatic, true, rows),
+    EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 66, 66, 66}, cluster_family::automatic, true, rows),
               cluster_tile::coop_256x152);
   // 3072^3: 128 x 192 pairs make 3 waves of 0.75 x 49 = 110, 256 x 152 2 of 126, 128 x 256
   // 3 of 50.5 (measured 0.96, 0.88, 0.74 of cuBLAS).
@@ -243,9 +243,10 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   // 128 x 128, 4 waves of 0.5 x 42.5 = 85 against 128 x 160's 3 of 0.625 x 41 = 77
   // (measured 0.89 against 0.78) and 128 x 144's 3 (2.7) of 0.5625 x 41 = 69, 10% less (measured
   // 0.939 against 0.898);
-  // 2048^3: 2 waves of 0.5 x 34.5 against 49.5 and 41.25 (0.83 against 0.79).
+  // 2048^3: one wave of 128 x 256 (64 pairs), 34.5, against 49.5 and 41.25 (session 20: 0.90
+  // against 0.78 for pingpong 128x160; 128 x 128 tiles, the same count, measured 0.82).
   EXPECT_EQ(pick(2560, 2560, 2560), cluster_tile::pingpong_128x144);
-  EXPECT_EQ(pick(2048, 2048, 2048), cluster_tile::coop_128x128);
+  EXPECT_EQ(pick(2048, 2048, 2048), cluster_tile::coop_128x256);
   // 4097^3 as the ladder runs it (ldc = 4097: no TMA store): pingpong is not considered, and the
   // 256 x 152 count (4 waves of 1.05 x 1.1875 x 67.5) is within 2% of 128 x 256's 5 of 67.5.
   EXPECT_EQ(pick(4097, 4097, 4097, cluster_family::automatic, false), cluster_tile::coop_128x256);
@@ -277,15 +278,14 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong176), cluster_tile::pingpong_128x176);
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong144), cluster_tile::pingpong_128x144);
   EXPECT_EQ(pick(1024, 2048, 64, cluster_family::coop128x256), cluster_tile::coop_128x256);  // `cooperative` takes 128 x 128
-  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::coop128x192), cluster_tile::coop_128x192);
-  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::coop128x144), cluster_tile::coop_128x144);
+  EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::coop128x128), cluster_tile::coop_128x128);  // `cooperative`: 128 x 256
   // ... the swapped families run the unswapped kernel where C does not take the TMA store.
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong192s, false), cluster_tile::pingpong_128x192);
   EXPECT_EQ(pick(4096, 4096, 4096, cluster_family::pingpong160s, false), cluster_tile::pingpong_128x160);
   // Fewer pingpong clusters on a device turn the count back to the cooperative kernel.
-  EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(8192, 8192, 1024, {66, 40, 40, 40, 40, 40, 40, 40}), cluster_tile::coop_128x256);
+  EXPECT_EQ(memlab::detail::gemm_tc::cluster_pick(8192, 8192, 1024, {66, 40, 40, 40, 40, 40}), cluster_tile::coop_128x256);
   // ... and fewer 256 x 152 clusters another kernel (3000x5000x2000: 198 pairs, 5 waves of 40).
-  EXPECT_NE(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 40, 66, 66, 66, 66}), cluster_tile::coop_256x152);
+  EXPECT_NE(memlab::detail::gemm_tc::cluster_pick(3000, 5000, 2000, {66, 66, 66, 40, 66, 66}), cluster_tile::coop_256x152);
   // Beta != 0 or an unaligned C (register stores): no pingpong, whatever its count.
   EXPECT_EQ(pick(8192, 8192, 1024, cluster_family::automatic, false), cluster_tile::coop_128x256);
   // Rows of A and B not on 128-byte lines (docs/tc-gemm.md, "Session 19"). On 32-byte sectors (k =
@@ -294,10 +294,9 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   // 3000x5000x2000 (counted 4% under, measured 4% slower) keeps the 256 x 152 kernel.
   using memlab::detail::gemm_tc::cluster_pick;
   using memlab::detail::gemm_tc::row_alignment;
-  memlab::detail::gemm_tc::cluster_capacity const full{66, 66, 66, 66, 66, 66, 66, 66};
+  memlab::detail::gemm_tc::cluster_capacity const full{66, 66, 66, 66, 66, 66};
   auto const is_coop = [](cluster_tile t) {
-    return t == cluster_tile::coop_128x256 || t == cluster_tile::coop_128x128 || t == cluster_tile::coop_256x152 ||
-           t == cluster_tile::coop_128x192 || t == cluster_tile::coop_128x144;
+    return t == cluster_tile::coop_128x256 || t == cluster_tile::coop_128x128 || t == cluster_tile::coop_256x152;
   };
   EXPECT_EQ(cluster_pick(6000, 3000, 2000, full), cluster_tile::pingpong_128x160);
   // ... and only the 192-wide kernels (128x160 ran 3-10% below 128x192 at all 12 shapes measured).
@@ -330,4 +329,31 @@ TEST(GemmTcClusterPlan, RowAlignmentNeedsBaseAndPitch) {
   EXPECT_EQ(cluster_row_alignment(buf + 16, 4096, buf, 4096, 2), row_alignment::other);  // 16-byte aligned base only
   EXPECT_EQ(cluster_row_alignment(buf, 4096, buf + 64, 4096, 2), row_alignment::sector);
   EXPECT_EQ(cluster_row_alignment(buf, 4096, buf, 8192, 1), row_alignment::line);
+}
+
+// The cooperative kernel's tile below two waves of 128 x 256 pairs (session 20, H100: 66
+// clusters): 128 x 128 only where its pairs take fewer than twice the waves. The shapes are the
+// 11 measured with both forced; the faster one in each is the expectation.
+TEST(GemmTcSelect, CooperativeTileByWaves) {
+  using memlab::detail::gemm_tc::cluster_coop_tile;
+  using memlab::detail::gemm_tc::cluster_tile;
+  struct shape_t {
+    std::int64_t m, n;
+    cluster_tile faster;
+  };
+  for (auto [m, n, faster] : {shape_t{2048, 2048, cluster_tile::coop_128x256},   // 64 pairs against 128: 1 wave against 2
+                              shape_t{1792, 1792, cluster_tile::coop_128x256},   // 49 / 98
+                              shape_t{1536, 1536, cluster_tile::coop_128x256},   // 36 / 72
+                              shape_t{2560, 2560, cluster_tile::coop_128x256},   // 100 / 200: 2 waves against 4
+                              shape_t{1024, 8192, cluster_tile::coop_128x256},   // 128 / 256
+                              shape_t{1024, 4096, cluster_tile::coop_128x256},   // 64 / 128
+                              shape_t{3072, 1024, cluster_tile::coop_128x256},   // 48 / 96
+                              shape_t{2048, 1536, cluster_tile::coop_128x256},   // 48 / 96
+                              shape_t{5120, 1024, cluster_tile::coop_128x128},   // 80 / 160: 2 waves against 3
+                              shape_t{2304, 2304, cluster_tile::coop_128x128},   // 81 / 162
+                              shape_t{2048, 3072, cluster_tile::coop_128x128},   // 96 / 192
+                              shape_t{1024, 2048, cluster_tile::coop_128x128},   // 32 / 64: both one wave
+                              shape_t{4096, 4096, cluster_tile::coop_128x256},   // 256 pairs: two waves or more
+                              shape_t{4224, 2152, cluster_tile::coop_128x256}})  // 153 (odd tile rows)
+    EXPECT_EQ(cluster_coop_tile(m, n, 66), faster) << m << "x" << n;
 }

@@ -287,12 +287,10 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160s, cluster_family::pingpong160s
 // Pingpong at 128 x 176 and 128 x 144: C in 64-byte boxes plus a 16-column tail box.
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176, cluster_family::pingpong176, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144, cluster_family::pingpong144, run_cluster_rung)
-// The cooperative kernel at one tile width each (session 20): 128 x 256 where the rule's
-// `cooperative` would take 128 x 128; 128 x 192 (128-byte C boxes, 4 stages); 128 x 144 (64-byte
-// boxes plus a 16-column tail box, 5 stages). All three defer 16-bit C's last m64 block.
+// The cooperative kernel at each tile width forced (session 20): 128 x 256 where the rule's
+// `cooperative` takes 128 x 128 (few pairs) and the reverse.
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256, cluster_family::coop128x256, run_cluster_rung)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x192, cluster_family::coop128x192, run_cluster_rung)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x144, cluster_family::coop128x144, run_cluster_rung)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128, cluster_family::coop128x128, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -332,8 +330,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEdges, cluster_family::pingpon
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176Edges, cluster_family::pingpong176, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144Edges, cluster_family::pingpong144, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256Edges, cluster_family::coop128x256, run_cluster_edges)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x192Edges, cluster_family::coop128x192, run_cluster_edges)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x144Edges, cluster_family::coop128x144, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128Edges, cluster_family::coop128x128, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -380,7 +377,7 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
     // 33 x 9 tiles of 128 x 256: 153 pairs, odd rows, and the last tile column's second B half
     // (columns 2176..2303) wholly past n = 2152: rung 6 loads one half there (ldc bytes still TMA-storable).
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(r, 4224, 2152, 200);
-    check_many_tiles<__half, float>(r, 2304, 1024, 520);                 // 18 x 8 tiles of 128 x 128 (partial wave), 9 k-blocks
+    check_many_tiles<__half, float>(r, 2304, 1024, 520);                 // rung 5: 18 x 8 tiles of 128 x 128 (partial wave), 9 k-blocks
   }
   // Rung 6's kernels forced. Pingpong 192: 33 x 12 tiles of 128 x 192, the last column's second
   // B half (2208..2303) past n = 2152, alternating warpgroups over 3-4 tiles a CTA; 2304 x 1024:
@@ -395,8 +392,8 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // and 8 x 15).
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
                            cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s,
-                           cluster_family::pingpong176, cluster_family::pingpong144, cluster_family::coop128x192,
-                           cluster_family::coop128x144}) {
+                           cluster_family::pingpong176, cluster_family::pingpong144, cluster_family::coop128x256,
+                           cluster_family::coop128x128}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
@@ -408,7 +405,8 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
 // runs take (k small; PersistentAndClusterWalkManyTiles is skipped there): its staging boxes
 // alternate across tiles, a tile past m skips the epilogue, one k-block a tile turns the ring
 // over fastest. 136+ pairs of 128 x 256 tiles make any H100/H200 run the 256-wide kernel over
-// two waves or more (4 boxes a tile of 16-bit C, 8 of FP32); 40 pairs take 128 x 128 tiles.
+// two waves or more (4 boxes a tile of 16-bit C, 8 of FP32); 32 pairs of them, one wave, take
+// 128 x 128 tiles (64 pairs, still one wave: cluster_coop_tile).
 // (It also walked session 12's held-slot epilogue trial, 30a3e13.)
 template <class In, class Out>
 void run_cluster_epilogue_walk() {
@@ -419,7 +417,7 @@ void run_cluster_epilogue_walk() {
     GTEST_SKIP() << why;
   check_many_tiles<In, Out>(gemm_tc_rung::cluster, 256, 35840, 16);           // 140 pairs, one k-block a tile
   check_many_tiles<In, Out>(gemm_tc_rung::cluster, 384, 17408, 136, -1.5f);   // odd tile rows: tiles past m; alpha
-  check_many_tiles<In, Out>(gemm_tc_rung::cluster, 256, 10240, 72, 0.75f);    // 40 pairs: 128 x 128 tiles
+  check_many_tiles<In, Out>(gemm_tc_rung::cluster, 256, 8192, 72, 0.75f);     // 32 pairs: 128 x 128 tiles
 }
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterEpilogueWalk, cluster_family::automatic, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCooperativeEpilogueWalk, cluster_family::cooperative, run_cluster_epilogue_walk)
@@ -431,8 +429,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong160sEpilogueWalk, cluster_family::
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176EpilogueWalk, cluster_family::pingpong176, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144EpilogueWalk, cluster_family::pingpong144, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256EpilogueWalk, cluster_family::coop128x256, run_cluster_epilogue_walk)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x192EpilogueWalk, cluster_family::coop128x192, run_cluster_epilogue_walk)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x144EpilogueWalk, cluster_family::coop128x144, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128EpilogueWalk, cluster_family::coop128x128, run_cluster_epilogue_walk)
 
 // FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
 // 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
@@ -445,7 +442,7 @@ void run_e4m3_battery() {
   if (auto why = unavailable<e4m3>(gemm_tc_rung::cluster, 1024, 1024, 1024); !why.empty()) GTEST_SKIP() << why;
   check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 35840, 16);          // 140 pairs, one k-block a tile
   check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 384, 17408, 144, -1.5f);  // a whole and a 16-wide k-block; alpha
-  check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 10240, 80, 0.75f);   // 40 pairs: 128 x 128 tiles
+  check_many_tiles<e4m3, Out>(gemm_tc_rung::cluster, 256, 8192, 80, 0.75f);    // 32 pairs: 128 x 128 tiles
 }
 #define MEMLAB_TC_E4M3_TESTS(name, family)                                                                      \
   TEST(GemmTc, name##_e4m3) { family_scope const f(family); run_e4m3_battery<__nv_bfloat16>(); }                \
@@ -460,8 +457,7 @@ MEMLAB_TC_E4M3_TESTS(ClusterPingpong160s, cluster_family::pingpong160s)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong176, cluster_family::pingpong176)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong144, cluster_family::pingpong144)
 MEMLAB_TC_E4M3_TESTS(ClusterCoop128x256, cluster_family::coop128x256)
-MEMLAB_TC_E4M3_TESTS(ClusterCoop128x192, cluster_family::coop128x192)
-MEMLAB_TC_E4M3_TESTS(ClusterCoop128x144, cluster_family::coop128x144)
+MEMLAB_TC_E4M3_TESTS(ClusterCoop128x128, cluster_family::coop128x128)
 
 // FP8 on rungs 2-5: the canonical cases (rung 5's 64 x 64 decode tiles and its split-K among
 // them), BF16 and FP32 C.
@@ -482,7 +478,7 @@ TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
                            cluster_family::pingpong160, cluster_family::cooperative256, cluster_family::pingpong192s,
                            cluster_family::pingpong160s, cluster_family::pingpong176, cluster_family::pingpong144,
-                           cluster_family::coop128x192, cluster_family::coop128x144}) {
+                           cluster_family::coop128x256, cluster_family::coop128x128}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<e4m3, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 208);

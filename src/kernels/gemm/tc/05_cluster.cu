@@ -68,18 +68,14 @@ struct tile_bytes {
 /// The cooperative kernel's shared memory: slots, and two staging buffers a consumer warpgroup
 /// for its C boxes (64 rows of Box16 bytes for 16-bit C, of Box32 for FP32). 128 x 256 and
 /// 128 x 128 keep 192 KB of slots (4 and 6 stages) and 128-byte boxes; 256 x 152 takes 4
-/// stages of 51 KB and so stages C in 64-byte boxes (16 KB in all); 128 x 192 and 128 x 144
-/// take as many stages as fit beside 32 KB of staging (4 of 40 KB, 5 of 34 KB), C in 128-byte
-/// boxes where 64 columns divide BN (192), else 64-byte ones and a tail box (144: 4 x 32 + 16).
+/// stages of 51 KB and so stages C in 64-byte boxes (16 KB in all).
 template <int BM, int BN>
 struct cl_config : tile_bytes<BM, BN> {
   using tile = tile_bytes<BM, BN>;
-  static constexpr int box16 = BM == 128 && BN % 64 == 0 ? 128 : 64, box32 = box16;
+  static constexpr int box16 = BM == 128 ? 128 : 64, box32 = box16;
   static constexpr int epi_buf_bytes = epi_rows * box32;
   static constexpr int epi_bytes = 2 * epi_bufs * epi_buf_bytes;
-  static constexpr int stages = BM == 128 && BN == 256 ? 4
-                                : BM == 128 && BN == 128 ? 6
-                                                         : (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;
+  static constexpr int stages = BM == 128 ? (BN == 256 ? 4 : 6) : (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile::stage_bytes + epi_bytes + 1024;
   static_assert(BM == 128 || BM == 256, "each consumer warpgroup computes one or two m64 blocks");
   static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
@@ -867,8 +863,7 @@ template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>(),
-                             max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>(),
-                             max_active_clusters<cooperative<In, 128, 192>>(), max_active_clusters<cooperative<In, 128, 144>>()};
+                             max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>()};
   return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows);
 }
 }  // namespace
@@ -897,15 +892,13 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::pingpong_160x128_swapped: launch<pingpong<In, 160, true>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x176: launch<pingpong<In, 176>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x144: launch<pingpong<In, 144>>(p, st, tma_store); break;
-    case cluster_tile::coop_128x192: launch<cooperative<In, 128, 192>>(p, st, tma_store); break;
-    case cluster_tile::coop_128x144: launch<cooperative<In, 128, 144>>(p, st, tma_store); break;
   }
 }
 
 std::size_t smem_cluster() {
   return std::max({cl_config<128, 256>::smem_bytes, cl_config<128, 128>::smem_bytes, cl_config<256, 152>::smem_bytes,
                    pp_config<192>::smem_bytes, pp_config<160>::smem_bytes, pp_config<176>::smem_bytes,
-                   pp_config<144>::smem_bytes, cl_config<128, 192>::smem_bytes, cl_config<128, 144>::smem_bytes});
+                   pp_config<144>::smem_bytes});
 }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);

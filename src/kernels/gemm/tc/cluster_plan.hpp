@@ -15,7 +15,7 @@ namespace memlab::detail::gemm_tc {
 /// 256 x 152, whose pairs run along N sharing A.
 enum class cluster_tile : int {
   coop_128x256,      ///< cooperative: both consumer warpgroups share a 128 x 256 tile (64 x 256 each)
-  coop_128x128,      ///< the same on 128 x 128 tiles, where 128 x 256 pairs leave clusters idle
+  coop_128x128,      ///< the same on 128 x 128 tiles, where they take fewer waves (cluster_coop_tile)
   coop_256x152,      ///< cooperative on 256 x 152 tiles (128 x 152 each), pairs along N sharing A: whole waves
                      ///< where 128 x 256 leaves a part
   pingpong_128x192,  ///< each consumer warpgroup owns whole 128 x 192 tiles; their k-loops alternate
@@ -29,24 +29,20 @@ enum class cluster_tile : int {
   /// 32-row boxes would need a tail box in the transposed store), for widths between the others.
   pingpong_128x176,
   pingpong_128x144,
-  /// The cooperative kernel on 128 x 192 and 128 x 144 tiles (session 20), for C whose tiles make
-  /// about one wave at those widths (1536^3: 12 x 11 tiles of 128 x 144, 66 pairs).
-  coop_128x192,
-  coop_128x144,
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
 /// gemm.tc_cluster_kernels, whose variants are the names below). The swapped pingpong families
 /// run their unswapped kernel where C does not take the TMA store (beta != 0, C unaligned).
 /// `cooperative` is the cooperative kernel at the tile cluster_coop_tile gives (128 x 256 or
-/// 128 x 128); coop128x256, coop128x192 and coop128x144 force one tile width.
+/// 128 x 128); coop128x256 and coop128x128 force one of the two.
 enum class cluster_family : int {
   automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s, pingpong176, pingpong144,
-  coop128x256, coop128x192, coop128x144
+  coop128x256, coop128x128
 };
 inline constexpr char const* cluster_family_names[] = {"auto",         "cooperative",  "pingpong192",  "pingpong160",
                                                        "cooperative256", "pingpong192s", "pingpong160s", "pingpong176",
-                                                       "pingpong144",  "coop128x256",  "coop128x192",  "coop128x144"};
+                                                       "pingpong144",  "coop128x256",  "coop128x128"};
 inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
 inline cluster_family cluster_family_from_name(std::string const& name) {
   for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
@@ -56,7 +52,7 @@ inline cluster_family cluster_family_from_name(std::string const& name) {
 
 /// How many clusters of each kernel the device runs at once (one wave of cluster tiles).
 struct cluster_capacity {
-  int coop, pp192, pp160, coop256, pp176, pp144, coop192, coop144;
+  int coop, pp192, pp160, coop256, pp176, pp144;
 };
 
 /// The cluster tiles (pairs of bm x bn tiles) over an m x n C, in the two orders of cl_grid
@@ -99,11 +95,20 @@ inline row_alignment cluster_row_alignment(void const* a, std::int64_t lda_bytes
   return on(32) && elem_bytes == 2 ? row_alignment::sector : row_alignment::other;
 }
 
-/// The cooperative kernel's tile: 128 x 256 unless its pairs leave clusters idle in the last
-/// wave and there is less than two waves of them; then 128 x 128 (twice the pairs).
-inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int clusters256) {
-  std::int64_t const pairs = cluster_pairs(m, n, 128, 256, false);
-  return pairs >= 2 * clusters256 || pairs % clusters256 == 0 ? cluster_tile::coop_128x256 : cluster_tile::coop_128x128;
+/// The cooperative kernel's tile where its 128 x 256 pairs make fewer than two waves: 128 x 128
+/// (twice the pairs, each half the work) where those take fewer than twice the waves, else
+/// 128 x 256 (a tie keeps the wider tile). From two waves on, 128 x 256.
+/// Until session 20 any partial wave took 128 x 128: forced side by side at 11 few-tile shapes
+/// (H100, BF16, paired with cuBLAS), 128 x 256 ran 5-16% faster wherever this count ties
+/// (2048^3 25.7 against 28.7 us, 1792^3, 1536^3, 2560^3, 1024x8192x8192, 1024x4096x4096,
+/// 3072x1024x2048, 2048x1536x4096) and 128 x 128 12-23% faster where it counts fewer
+/// (5120x1024x2048, 2304^3, 2048x3072x4096).
+inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int clusters) {
+  std::int64_t const pairs256 = cluster_pairs(m, n, 128, 256, false);
+  if (pairs256 >= 2 * static_cast<std::int64_t>(clusters)) return cluster_tile::coop_128x256;
+  auto const waves = [&](std::int64_t pairs) { return (pairs + clusters - 1) / clusters; };
+  return waves(cluster_pairs(m, n, 128, 128, false)) < 2 * waves(pairs256) ? cluster_tile::coop_128x128
+                                                                           : cluster_tile::coop_128x256;
 }
 
 /// Rung 6's kernel for C (m x n) with k: the cheapest by a count of k-block times per cluster,
@@ -115,8 +120,8 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 ///     Swapped (BN x 128 tiles of C, the kernel computing C^T), the same count over n x m.
 /// A wave is one tile pair per cluster (`cap`: how many of each kernel the device runs at
 /// once; the 256 x 152 tiles pair in row-major order, cl_grid in 05_cluster.cu). Another kernel
-/// must win by 2% against the cooperative one (128 x 256, or 128 x 128 where those pairs leave
-/// clusters idle in a single wave or two). One correction, from a measured miss (docs/tc-gemm.md,
+/// must win by 2% against the cooperative one (128 x 256, or 128 x 128 below two waves where
+/// its pairs take fewer than twice the waves: cluster_coop_tile). One correction, from a measured miss (docs/tc-gemm.md,
 /// session 14): the 256 x 152 kernel counts 5% slow (`wide_slowdown`): it measured 5.6% and 7.3%
 /// below its count at 3000x5000x2000 and 3072^3, 0.5% at 4097^3.
 /// Pingpong only where C takes the TMA store (`c_tma_store`): its k-loops hide a TMA store
@@ -159,8 +164,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::pingpong176) return cluster_tile::pingpong_128x176;
   if (allowed == cluster_family::pingpong144) return cluster_tile::pingpong_128x144;
   if (allowed == cluster_family::coop128x256) return cluster_tile::coop_128x256;
-  if (allowed == cluster_family::coop128x192) return cluster_tile::coop_128x192;
-  if (allowed == cluster_family::coop128x144) return cluster_tile::coop_128x144;
+  if (allowed == cluster_family::coop128x128) return cluster_tile::coop_128x128;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -235,8 +239,6 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::pingpong_160x128_swapped: return "pingpong 160x128 (swapped)";
     case cluster_tile::pingpong_128x176: return "pingpong 128x176";
     case cluster_tile::pingpong_128x144: return "pingpong 128x144";
-    case cluster_tile::coop_128x192: return "cooperative 128x192";
-    case cluster_tile::coop_128x144: return "cooperative 128x144";
   }
   return "?";
 }
