@@ -580,6 +580,59 @@ TEST(GemmTc, NanInAPropagates) {
   if (ran == 0) GTEST_SKIP() << "no rung runs here";
 }
 
+// Rungs 4-6 launch as programmatic dependents (they may start while the stream's previous kernel
+// finishes, and wait in griddepcontrol.wait before touching global memory). Back-to-back calls on
+// one stream, no host sync between them: C1 = X W^T, C2 = C1 W^T (reads what the call before it
+// wrote), C1 = C2 W^T (writes what the call before it reads). W is a permutation matrix, so every
+// step is exact (C = X with its columns permuted) and a stale or early read shows as a wrong
+// element or the NaN the buffers start with. Twenty rounds, each kernel forced and the rule's.
+TEST(GemmTc, BackToBackCallsSeeEachOthersWrites) {
+  MEMLAB_REQUIRE_GPU();
+  std::int64_t const m = 384, n = 320;  // k = n
+  for (gemm_tc_rung rung : {gemm_tc_rung::cluster, gemm_tc_rung::persistent, gemm_tc_rung::warp_specialized}) {
+    memlab::gemm_tc_shape sh;
+    sh.m = m;
+    sh.n = sh.k = n;
+    if (auto why = memlab::gemm_tc_unavailable(rung, sh, memlab::gemm_tc_current_target()); !why.empty()) GTEST_SKIP() << why;
+    SCOPED_TRACE(memlab::gemm_tc_rung_name(rung));
+    std::vector<int> perm(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) perm[static_cast<std::size_t>(j)] = static_cast<int>((7 * j + 3) % n);  // 7 and 320 coprime
+    std::vector<__nv_bfloat16> hx(static_cast<std::size_t>(m * n)), hw(static_cast<std::size_t>(n * n), __float2bfloat16(0.f));
+    for (std::int64_t i = 0; i < m * n; ++i) hx[static_cast<std::size_t>(i)] = __float2bfloat16(static_cast<float>((i * 37) % 17 - 8));
+    for (int j = 0; j < n; ++j) hw[static_cast<std::size_t>(j * n + perm[static_cast<std::size_t>(j)])] = __float2bfloat16(1.f);  // row j picks column perm[j]
+    auto dx = upload(hx), dw = upload(hw);
+    memlab::device_buffer<__nv_bfloat16> c1(static_cast<std::size_t>(m * n)), c2(static_cast<std::size_t>(m * n));
+    // Column j of X W^T is column perm[j] of X; applied p times, column perm^p[j].
+    auto const expect = [&](std::vector<__nv_bfloat16> const& got, int p, char const* what) {
+      int bad = 0;
+      for (std::int64_t i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          int c = j;
+          for (int r = 0; r < p; ++r) c = perm[static_cast<std::size_t>(c)];
+          float const want = __bfloat162float(hx[static_cast<std::size_t>(i * n + c)]);
+          float const g = __bfloat162float(got[static_cast<std::size_t>(i * n + j)]);
+          if (!(g == want) && bad++ < 3) ADD_FAILURE() << what << "(" << i << ", " << j << ") = " << g << ", expected " << want;
+        }
+      return bad;
+    };
+    cudaStream_t st = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    int bad = 0;
+    for (int round = 0; round < 20 && bad == 0; ++round) {
+      c1.fill_bytes(0xFF, st);
+      c2.fill_bytes(0xFF, st);
+      memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, n, 1.f, dx.data(), n, dw.data(), n, 0.f, c1.data(), n, st, rung);
+      memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, n, 1.f, c1.data(), n, dw.data(), n, 0.f, c2.data(), n, st, rung);
+      memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, n, 1.f, c2.data(), n, dw.data(), n, 0.f, c1.data(), n, st, rung);
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+      bad += expect(download(c2.data(), c2.size()), 2, "C2");
+      bad += expect(download(c1.data(), c1.size()), 3, "C1");
+    }
+    EXPECT_EQ(bad, 0);
+    cudaStreamDestroy(st);
+  }
+}
+
 TEST(GemmTc, BadInputThrowsAndLeavesCUntouched) {
   MEMLAB_REQUIRE_GPU();
   int const m = 64, n = 64, k = 64;

@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
     mbar_fence_init();
   }
   __syncthreads();
+  grid_dependency_wait();  // the previous kernel's writes are visible (programmatic launch)
 
   auto tile_coords = [&](int tile, int& tm, int& tn) {
     if constexpr (Mode == ws_mode::persistent) {
@@ -123,6 +124,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
           }
         }
       }
+      launch_dependents();  // every load issued: the next kernel may start launching
     }
   } else {
     setmaxnreg_inc<232>();
@@ -215,9 +217,9 @@ void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits 
   MEMLAB_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
   std::int64_t const grid = Mode == ws_mode::persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles * splits;
-  cudaLaunchAttribute attr;
-  cudaLaunchConfig_t const lc = cluster_launch_config(&attr, Mode == ws_mode::split_k ? splits : 1u,
-                                                      static_cast<unsigned>(grid), cfg::threads, cfg::smem_bytes, st);
+  cudaLaunchAttribute attr[2];
+  cudaLaunchConfig_t const lc = cluster_launch_config(attr, Mode == ws_mode::split_k ? splits : 1u,
+                                                      static_cast<unsigned>(grid), cfg::threads, cfg::smem_bytes, st, true);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, ta, tb, p));
   MEMLAB_CHECK_LAUNCH();
 }
@@ -231,8 +233,8 @@ int split_k_max_clusters(unsigned splits) {
     auto kernel = ws_kernel<In, BN, ws_mode::split_k>;
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(cfg::smem_bytes)));
-    cudaLaunchAttribute attr;
-    cudaLaunchConfig_t const lc = cluster_launch_config(&attr, s, s, cfg::threads, cfg::smem_bytes, nullptr);
+    cudaLaunchAttribute attr[2];
+    cudaLaunchConfig_t const lc = cluster_launch_config(attr, s, s, cfg::threads, cfg::smem_bytes, nullptr);
     int n = 0;
     if (cudaOccupancyMaxActiveClusters(&n, kernel, &lc) != cudaSuccess) {
       (void)cudaGetLastError();  // a cluster size the device cannot run: never chosen

@@ -352,6 +352,7 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
     mbar_fence_init();
   }
   cluster_sync_all();
+  grid_dependency_wait();  // the previous kernel's writes are visible (programmatic launch)
 }
 
 /// The producer thread of each kernel: for each of the cluster's tiles in order and each
@@ -403,6 +404,7 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, pro
       }
     }
   }
+  launch_dependents();  // every load issued: the next kernel may start launching
 }
 
 /// Stores one warpgroup's 64 x BN accumulators at (row0, col0) where TMA cannot (beta != 0 reads
@@ -804,7 +806,7 @@ int max_active_clusters() {
     auto kernel = K::kernel();
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(K::cfg::smem_bytes)));
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
     cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, cluster_size, threads, K::cfg::smem_bytes, nullptr);
     int n = 0;
     MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
@@ -847,9 +849,9 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
   }
   // max_active_clusters<K> has raised K's shared-memory limit on this device, once.
   std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
-                                                       threads, K::cfg::smem_bytes, st);
+                                                       threads, K::cfg::smem_bytes, st, true);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::kernel(), maps, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
 }

@@ -350,6 +350,14 @@ template <unsigned Regs>
 __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Regs));
 }
+/// Programmatic dependent launch (sm_90; launched with cluster_launch_config's `programmatic`):
+/// the kernel may start while the previous kernel in the stream is finishing, so every thread
+/// waits here, after its setup (barriers, cluster sync) and before any global-memory access,
+/// until that kernel has completed and its writes are visible.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+/// Lets the next kernel in the stream begin launching once every CTA of this grid has said so or
+/// exited (it still waits in grid_dependency_wait for this grid to complete).
+__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 #endif
 
 /// Row and column, inside a 64 x N wgmma accumulator tile, of accumulator register pair

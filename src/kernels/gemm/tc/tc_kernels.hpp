@@ -35,20 +35,33 @@ bool image_has_sm90a();
 
 /// The launch of `grid` blocks of `threads` with `smem` bytes of dynamic shared memory on `st`,
 /// in clusters of `cluster` blocks along x (no cluster attribute when `cluster` is 1); `attr`
-/// must outlive the configuration. For cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters.
-inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute* attr, unsigned cluster, unsigned grid,
-                                                unsigned threads, std::size_t smem, cudaStream_t st) {
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = cluster;
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
+/// (two of them) must outlive the configuration. For cudaLaunchKernelEx and
+/// cudaOccupancyMaxActiveClusters. `programmatic`: a programmatic dependent launch (the
+/// kernel may begin while the stream's previous kernel finishes; it must call
+/// grid_dependency_wait before touching global memory): rungs 4-6, as cuBLAS's Hopper kernels
+/// (docs/tc-gemm.md, "Session 20").
+inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute (&attr)[2], unsigned cluster, unsigned grid,
+                                                unsigned threads, std::size_t smem, cudaStream_t st,
+                                                bool programmatic = false) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(grid);
   cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = st;
   cfg.attrs = attr;
-  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  cfg.numAttrs = 0;
+  if (cluster > 1) {
+    attr[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+    attr[cfg.numAttrs].val.clusterDim.x = cluster;
+    attr[cfg.numAttrs].val.clusterDim.y = 1;
+    attr[cfg.numAttrs].val.clusterDim.z = 1;
+    ++cfg.numAttrs;
+  }
+  if (programmatic) {
+    attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+    ++cfg.numAttrs;
+  }
   return cfg;
 }
 
