@@ -124,7 +124,6 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
           }
         }
       }
-      launch_dependents();  // every load issued: the next kernel may start launching
     }
   } else {
     setmaxnreg_inc<232>();
@@ -158,6 +157,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
       wgmma_wait<0>();
       fence_regs(acc);
       if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
+      if (tile + step >= tiles && t == 0) launch_dependents();  // the last tile's MMAs are done
       if constexpr (split) {
         // Every slot is drained (each load was waited for) once both consumers are past their
         // last wgmma: then the partial tile overwrites the slots.

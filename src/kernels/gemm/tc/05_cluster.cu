@@ -404,7 +404,6 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, pro
       }
     }
   }
-  launch_dependents();  // every load issued: the next kernel may start launching
 }
 
 /// Stores one warpgroup's 64 x BN accumulators at (row0, col0) where TMA cannot (beta != 0 reads
@@ -609,6 +608,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
 #pragma unroll
       for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
       if (prev >= 0) release(prev);
+      if (ct + g.clusters >= g.ctiles && t == 0) launch_dependents();  // the last tile's MMAs are done
       if (!live) continue;
       if constexpr (can_defer) {
         if (defer) {
@@ -741,6 +741,7 @@ __global__ void __launch_bounds__(threads, 1)
       fence_regs(acc0);
       fence_regs(acc1);
       if (prev >= 0) release(prev);
+      if (j + 1 == jobs && t == 0) launch_dependents();  // the CTA's last tile's MMAs are done
       if (!live) continue;
       std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
       if constexpr (Swap) {  // C^T's tile (tm, tn): C's rows tn * BN .., columns tm * 128 ..
