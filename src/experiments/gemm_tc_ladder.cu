@@ -657,7 +657,7 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
                   "256x152 kernel (128x152 a warpgroup, pairs along N sharing A), the pingpong kernel at 128x192 or "
                   "128x160 a warpgroup, or the same swapped (pingpong192s, pingpong160s: C^T = B^T A^T, so 192x128 or "
                   "160x128 tiles of C; where C does not take the TMA store, the unswapped kernel), pingpong at 128x176 or "
-                  "128x144, or the cooperative kernel at one tile width (coop128x256, coop128x192, coop128x144)");
+                  "128x144, or the cooperative kernel at one tile width forced (coop128x256, coop128x128)");
   e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation");
   e.describe_axis("shape", "", t.shape_text);
   e.metrics = {metrics::time(), metrics::tflops(),
@@ -755,8 +755,8 @@ memlab::bench::registrar const reg_cluster_survey{[] {
         "3072x8192x4096", "4096x5120x4096", "6144x4096x2048", "12288x2048x4096", "1536x16384x2048",
         // tall C, where BN divides m more nearly than n: the swapped pingpong kernels' count wins
         "3072x1024x2048", "5120x1024x2048", "5120x1536x2048", "14336x2048x2048", "12288x3072x4096",
-        // few tiles (session 20): about one or two waves at some tile width, where the cooperative
-        // kernel at 128 x 256, 128 x 192 or 128 x 144 fills the SMs best
+        // few tiles (session 20): one or two waves, where the cooperative kernel's 128 x 256 and
+        // 128 x 128 tiles take different wave counts (cluster_coop_tile)
         "1792", "2304", "1024x4096x4096", "2048x1536x4096", "2048x3072x4096"},
        "n (a cube) or m x n x k: squares, wide and tall C, short and long k",
        "Which of rung 6's kernels is fastest at 3072^3?",

@@ -332,9 +332,10 @@ TEST(GemmTcClusterPlan, RowAlignmentNeedsBaseAndPitch) {
 }
 
 // The cooperative kernel's tile below two waves of 128 x 256 pairs (session 20, H100: 66
-// clusters): 128 x 128 only where its pairs take fewer than twice the waves. The shapes are the
-// 11 measured with both forced; the faster one in each is the expectation.
-TEST(GemmTcSelect, CooperativeTileByWaves) {
+// clusters): 128 x 128 only where its pairs take fewer than twice the waves. The first 11 shapes
+// are those measured with both tiles forced, each expecting the faster; the last three check one
+// wave of both (128 x 128) and two waves or more (128 x 256).
+TEST(GemmTcClusterPlan, CooperativeTileByWaves) {
   using memlab::detail::gemm_tc::cluster_coop_tile;
   using memlab::detail::gemm_tc::cluster_tile;
   struct shape_t {

@@ -38,8 +38,9 @@ bool image_has_sm90a();
 /// (two of them) must outlive the configuration. For cudaLaunchKernelEx and
 /// cudaOccupancyMaxActiveClusters. `programmatic`: a programmatic dependent launch (the
 /// kernel may begin while the stream's previous kernel finishes; it must call
-/// grid_dependency_wait before touching global memory): rungs 4-6, as cuBLAS's Hopper kernels
-/// (docs/tc-gemm.md, "Session 20").
+/// grid_dependency_wait before touching global memory): rungs 4-6, whose launches then overlap
+/// the previous call's epilogue (cuBLAS's Hopper kernels carry the same wait; docs/tc-gemm.md,
+/// "Session 20").
 inline cudaLaunchConfig_t cluster_launch_config(cudaLaunchAttribute (&attr)[2], unsigned cluster, unsigned grid,
                                                 unsigned threads, std::size_t smem, cudaStream_t st,
                                                 bool programmatic = false) {
