@@ -27,6 +27,7 @@
 #include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/tolerance.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
@@ -212,6 +213,13 @@ lt_pick const& cublaslt_pick(experiments::lt_gemm const& g, std::string const& t
 /// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
 void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
                       void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
+  if (rung == gemm_tc_rung::mma_sync) {  // where rung 2 splits K (split_k.hpp), the row says how many ways
+    int const sms = memlab::gemm_tc_current_target().sm_count;
+    int const splits = in_bytes == 1 ? detail::gemm_tc::mma_sync_split_count<__nv_fp8_e4m3>(m, n, k, sms)
+                                     : detail::gemm_tc::mma_sync_split_count<__nv_bfloat16>(m, n, k, sms);
+    s.set_extra("kernel", splits > 1 ? "128x128, K split " + std::to_string(splits) + " ways" : std::string("128x128"));
+    return;
+  }
   if (rung != gemm_tc_rung::cluster) return;
   s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
                                                              detail::gemm_tc::cluster_row_alignment(a, row_bytes, b, row_bytes, in_bytes)));

@@ -145,6 +145,31 @@ TEST(GemmTcSplitK, SplitsOnlyWhereTheTilesLeaveSmsIdle) {
   EXPECT_EQ(split_k_splits(32, 64, 132, none), 1u);
 }
 
+// Rung 2's split of K (02_mma_sync.cu): slots are SMs x the blocks an SM holds (264 on an H100,
+// 216 on an A100, 128 on a 128-SM Ada part, whose 99 KB holds one block an SM).
+TEST(GemmTcSplitK, MmaSyncSplitsFillOneWaveOfSlots) {
+  using memlab::detail::gemm_tc::mma_sync_max_splits;
+  using memlab::detail::gemm_tc::mma_sync_splits;
+  EXPECT_EQ(mma_sync_splits(32, 128, 264), 8u);    // m = 128, n = k = 4096 on an H100: 256 blocks
+  EXPECT_EQ(mma_sync_splits(32, 128, 216), 6u);    // ... on an A100: 192 blocks
+  EXPECT_EQ(mma_sync_splits(32, 128, 128), 4u);    // ... one block an SM (Ada's 99 KB)
+  EXPECT_EQ(mma_sync_splits(64, 896, 264), 4u);    // 128x8192x28672
+  EXPECT_EQ(mma_sync_splits(132, 896, 264), 2u);   // exactly half the slots
+  EXPECT_EQ(mma_sync_splits(133, 896, 264), 1u);   // more than half: one pass, no partials
+  EXPECT_EQ(mma_sync_splits(1, 4096, 264), mma_sync_max_splits);  // capped
+  EXPECT_EQ(mma_sync_splits(2, 35, 264), 4u);      // every split keeps 8 slices or more
+  EXPECT_EQ(mma_sync_splits(3, 15, 264), 1u);      // under 16 slices: no split
+  EXPECT_EQ(mma_sync_splits(0, 128, 264), 1u);
+  EXPECT_EQ(mma_sync_splits(32, 128, 0), 1u);      // no slots known: no split
+  for (std::int64_t tiles : {1, 5, 33, 66, 100, 132})
+    for (int slices : {8, 16, 17, 100, 1000}) {
+      unsigned const s = mma_sync_splits(tiles, slices, 264);
+      EXPECT_LE(tiles * s, 264);                              // one wave
+      EXPECT_TRUE(s == 1 || slices / static_cast<int>(s) >= 8);  // a pipeline's worth each
+      EXPECT_LE(s, mma_sync_max_splits);
+    }
+}
+
 // Rung 6's choice between its cooperative and pingpong kernels (cluster_plan.hpp), with the
 // H100's 66 clusters of each: the cost count and what the session-13 A/B measured.
 #include "kernels/gemm/tc/cluster_plan.hpp"

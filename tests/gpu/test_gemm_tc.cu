@@ -231,10 +231,14 @@ std::vector<case_t> canonical_cases() {
       {128, 256, 1024},                                                    // 4 tiles, 16 k-blocks: 4
       {64, 4480, 512},  // 35 tiles of 128 x 128 (k split in two), 70 of 64 x 64 (one each)
       {2200, 300, 72},  // 18 M tiles of 128: rungs 5-6's grouped order, a run of 16 and a partial run of 2
+      // Rung 2 splits K where its 128 x 128 tiles fill at most half the device (split_k.hpp):
+      {8, 130, 8200, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f},  // 2 tiles, 257 slices: 16 splits; alpha, beta
+      {5, 200, 1500, gemm_op::n, gemm_op::t, 8, 16, 2, 0, 0, 1.f, 0.5f, 1},  // 5 uneven splits; ld > row, C unaligned
   };
   if (!memlab::test::small_sizes()) {
     v.push_back({300, 520, 1000});
     v.push_back({128, 5120, 512});  // 80 tiles of 128 x 64 are too many to split: 40 of 128 x 128, S = 2
+    v.push_back({128, 1024, 4096});  // a decode batch's shape: rung 2 splits its 8 tiles 16 ways
   }
   return v;
 }

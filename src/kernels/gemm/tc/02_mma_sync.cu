@@ -10,8 +10,15 @@
 // the eight rows one ldmatrix phase reads (and the eight chunks a cp.async phase writes) hit
 // eight different 16-byte bank groups: no conflicts without padding. Needs the canonical
 // K-major layout and 16-byte aligned rows (docs/tc-gemm.md); the k tail is zero-filled by
-// cp.async's src-size.
+// cp.async's src-size. Where the tiles fill at most half the device (decode batches: m = 128),
+// K is split (split_k.hpp): each split's block writes its raw FP32 partial tile to a workspace
+// and a second kernel adds the partials in split order and applies alpha, beta and C's type,
+// so the result does not depend on which block finished first.
+#include <cstdint>
+
+#include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
+#include "memlab/detail/per_device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -44,8 +51,17 @@ struct rung_config {
   static_assert(rows_per_iter % 8 == 0, "a thread's rows keep one swizzle phase");
 };
 
+/// K split `splits` ways (1: the kernel writes C itself). Split s of a tile runs the k slices
+/// [s nk / splits, (s + 1) nk / splits) and writes its raw sums to ws + s * m * ws_ld (row-major,
+/// ws_ld a multiple of 32 floats).
+struct mma_split {
+  int splits = 1;
+  float* ws = nullptr;
+  std::int64_t ws_ld = 0;
+};
+
 template <class In>
-__global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p) {
+__global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using Cfg = rung_config;
   constexpr int bm = Cfg::bm, bn = Cfg::bn, stages = Cfg::stages, threads = Cfg::threads;
@@ -54,15 +70,20 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   constexpr int tile_elems = Cfg::tile_bytes / e, n8_per_warp = Cfg::n8_per_warp, warps_n = bn / Cfg::warp_n;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* smem = reinterpret_cast<In*>(smem_raw);
-  std::int64_t const tiles_m = (p.m + bm - 1) / bm;
-  // Blocks walk down M first: neighbours share the B tile.
-  std::int64_t const row0 = (static_cast<std::int64_t>(blockIdx.x) % tiles_m) * bm;
-  std::int64_t const col0 = (static_cast<std::int64_t>(blockIdx.x) / tiles_m) * bn;
+  std::int64_t const tiles_m = (p.m + bm - 1) / bm, tiles = tiles_m * ((p.n + bn - 1) / bn);
+  // Blocks walk down M first: neighbours share the B tile. With K split, block x runs split
+  // x / tiles of tile x % tiles (neighbours share A's k range).
+  std::int64_t const tile = static_cast<std::int64_t>(blockIdx.x) % tiles;
+  int const split = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / tiles);
+  std::int64_t const row0 = (tile % tiles_m) * bm;
+  std::int64_t const col0 = (tile / tiles_m) * bn;
   int const tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   int const wm = (warp / warps_n) * 64, wn = (warp % warps_n) * Cfg::warp_n;
   In const* a = static_cast<In const*>(p.a);
   In const* b = static_cast<In const*>(p.b);
-  int const nk = static_cast<int>((p.k + bk - 1) / bk);
+  int const nk_all = static_cast<int>((p.k + bk - 1) / bk);
+  int const kb0 = static_cast<int>(static_cast<std::int64_t>(split) * nk_all / sp.splits);
+  int const nk = static_cast<int>(static_cast<std::int64_t>(split + 1) * nk_all / sp.splits) - kb0;  // this block's slices
 
   // The copy plan, fixed for the block: this thread's first row and chunk, its shared offset
   // (the same swizzle phase for all its rows) and its first source element in A and in B.
@@ -73,10 +94,10 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   std::int64_t const a_step = Cfg::rows_per_iter * p.a_si, b_step = Cfg::rows_per_iter * p.b_sj;
   bool const interior = row0 + bm <= p.m && col0 + bn <= p.n;
 
-  auto load_stage = [&](int slot, int kb) {
+  auto load_stage = [&](int slot, int kb) {  // kb: this block's slice number
     In* sa = smem + slot * tile_elems;
     In* sb = sa + bm * bk;
-    std::int64_t const k0 = static_cast<std::int64_t>(kb) * bk;
+    std::int64_t const k0 = static_cast<std::int64_t>(kb0 + kb) * bk;
     if (interior && k0 + bk <= p.k) {  // the common case: every chunk whole, no checks
 #pragma unroll
       for (int i = 0; i < Cfg::a_iters; ++i)
@@ -163,6 +184,20 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   cp_async_wait<0>();
 
   int const g = lane / 4, t4 = lane % 4;
+  if (sp.splits > 1) {  // raw partial sums; ws_ld rounds n up to 32, so a pair starting inside n fits its row
+    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < n8_per_warp; ++j) {
+        std::int64_t const r = row0 + wm + 16 * i + g;
+        std::int64_t const c = col0 + wn + 8 * j + 2 * t4;
+        if (c >= p.n) continue;
+        if (r < p.m) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+        if (r + 8 < p.m) *reinterpret_cast<float2*>(w + (r + 8) * sp.ws_ld + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -177,24 +212,117 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
 #endif
 }
 
+/// C = alpha * (the splits' partials added in split order) + beta * C. A thread owns four
+/// consecutive columns of a row: one 16-byte load of each partial, all issued before the adds.
+template <class C16>
+__global__ void __launch_bounds__(256) mma_sync_reduce_kernel(problem p, float const* __restrict__ ws, std::int64_t ws_ld,
+                                                              int splits) {
+  std::int64_t const vcols = (p.n + 3) / 4, total = p.m * vcols, slice = p.m * ws_ld;
+  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::int64_t const r = e / vcols, c = (e % vcols) * 4;
+    float const* const src = ws + r * ws_ld + c;
+    float4 v[mma_sync_max_splits];
+#pragma unroll
+    for (int s = 0; s < static_cast<int>(mma_sync_max_splits); ++s)
+      if (s < splits) v[s] = __ldcs(reinterpret_cast<float4 const*>(src + s * slice));
+    float4 sum = v[0];
+#pragma unroll
+    for (int s = 1; s < static_cast<int>(mma_sync_max_splits); ++s)
+      if (s < splits) {
+        sum.x += v[s].x;
+        sum.y += v[s].y;
+        sum.z += v[s].z;
+        sum.w += v[s].w;
+      }
+    store_pair<C16>(p, r, c, sum.x, sum.y);
+    store_pair<C16>(p, r, c + 2, sum.z, sum.w);
+  }
+}
+
+/// A per-device pool for the split partials that keeps up to 64 MB after a synchronization
+/// (the default pool returns everything to the driver there, and the next call would map it
+/// again). One wave of 64 KB partial tiles is the most a call takes: 17 MB on an H100.
+cudaMemPool_t split_pool() {
+  return detail::per_device([] {
+    int dev = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    cudaMemPool_t pool = nullptr;
+    MEMLAB_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    std::uint64_t keep = std::uint64_t{64} << 20;
+    MEMLAB_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    return pool;
+  });
+}
+
+/// Stream-ordered scratch from split_pool, freed on the same stream.
+struct split_scratch {
+  void* ptr = nullptr;
+  cudaStream_t stream = nullptr;
+  split_scratch(std::size_t bytes, cudaStream_t s) : stream(s) {
+    MEMLAB_CUDA_CHECK(cudaMallocFromPoolAsync(&ptr, bytes, split_pool(), s));
+  }
+  ~split_scratch() { MEMLAB_CUDA_CHECK_NOTHROW(cudaFreeAsync(ptr, stream)); }
+  split_scratch(split_scratch const&) = delete;
+  split_scratch& operator=(split_scratch const&) = delete;
+};
+
 }  // namespace
 
 template <class In>
-void launch_mma_sync(problem const& p, cudaStream_t st) {
+int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
-  std::int64_t const blocks = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
+  std::int64_t const tiles = ((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
+  // Blocks an SM holds (2 on sm_80 and sm_90, 1 on sm_86/89's 99 KB), once per device.
+  int const per_sm = detail::per_device([] {
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(mma_sync_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(Cfg::smem_bytes)));
+    int blocks = 0;
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mma_sync_kernel<In>, Cfg::threads, Cfg::smem_bytes));
+    return blocks;
+  });
+  std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
+  return static_cast<int>(mma_sync_splits(tiles, static_cast<int>((k + bk - 1) / bk), sm_count * per_sm));
+}
+
+template <class In>
+void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
+  using Cfg = rung_config;
+  std::int64_t const tiles = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
+  mma_split sp;
+  sp.splits = mma_sync_split_count<In>(p.m, p.n, p.k, sm_count);
+  std::int64_t const blocks = tiles * sp.splits;
   MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(mma_sync_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(Cfg::smem_bytes)));
-  mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p);
+  if (sp.splits == 1) {
+    mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+    MEMLAB_CHECK_LAUNCH();
+    return;
+  }
+  sp.ws_ld = (p.n + 31) / 32 * 32;  // 128-byte rows; > n when n is odd, so the last pair stays in its row
+  split_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st);
+  sp.ws = static_cast<float*>(ws.ptr);
+  mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+  MEMLAB_CHECK_LAUNCH();
+  std::int64_t const vectors = p.m * ((p.n + 3) / 4);
+  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>((vectors + 255) / 256, std::int64_t{sm_count} * 16));
+  mma_sync_reduce_kernel<typename operand_traits<In>::c16><<<grid, 256, 0, st>>>(p, sp.ws, sp.ws_ld, sp.splits);
   MEMLAB_CHECK_LAUNCH();
 }
 
 void const* kernel_mma_sync() { return reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16>); }
 std::size_t smem_mma_sync() { return rung_config::smem_bytes; }
 
-template void launch_mma_sync<__half>(problem const&, cudaStream_t);
-template void launch_mma_sync<__nv_bfloat16>(problem const&, cudaStream_t);
-template void launch_mma_sync<__nv_fp8_e4m3>(problem const&, cudaStream_t);
+template int mma_sync_split_count<__half>(std::int64_t, std::int64_t, std::int64_t, int);
+template int mma_sync_split_count<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int);
+template int mma_sync_split_count<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int);
+template void launch_mma_sync<__half>(problem const&, cudaStream_t, int);
+template void launch_mma_sync<__nv_bfloat16>(problem const&, cudaStream_t, int);
+template void launch_mma_sync<__nv_fp8_e4m3>(problem const&, cudaStream_t, int);
 
 }  // namespace memlab::detail::gemm_tc

@@ -185,7 +185,7 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
     case gemm_tc_rung::wmma:  // no FP8 wmma kernel: gemm_tc_unavailable refused the rung above
       if constexpr (!e4m3) launch_wmma<In>(p, stream);
       break;
-    case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream); break;
+    case gemm_tc_rung::mma_sync: launch_mma_sync<In>(p, stream, target.sm_count); break;
     case gemm_tc_rung::tma_wgmma: launch_tma_wgmma<In>(p, stream); break;
     case gemm_tc_rung::warp_specialized: launch_warp_specialized<In>(p, stream); break;
     case gemm_tc_rung::persistent: launch_persistent<In>(p, stream, target.sm_count); break;

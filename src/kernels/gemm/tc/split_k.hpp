@@ -1,6 +1,7 @@
 #pragma once
-// Rung 5's split-K rule (04_warp_specialized.cu), host code only
+// Rung 5's split-K rule (04_warp_specialized.cu) and rung 2's (02_mma_sync.cu), host code only
 // (tests/cpu/test_gemm_tc_select.cpp).
+#include <algorithm>
 #include <cstdint>
 
 namespace memlab::detail::gemm_tc {
@@ -18,6 +19,20 @@ unsigned split_k_splits(std::int64_t tiles, int k_blocks, int sm_count, MaxClust
         tiles <= max_clusters(s))
       return s;
   return 1;
+}
+
+/// Rung 2's most splits: 16 partial tiles of 64 KB each a tile.
+constexpr unsigned mma_sync_max_splits = 16;
+
+/// How many ways rung 2 (mma.sync, the default below sm_90a) splits K: 1 unless its 128 x 128
+/// tiles fill at most half of `slots` (SMs x the blocks an SM holds at once); then as many
+/// splits as one wave of slots takes, each keeping at least 8 k slices (two pipelines' worth),
+/// at most mma_sync_max_splits. A decode batch (m = 128, n = 4096: 32 tiles) otherwise runs on
+/// a quarter of an H100's SMs, on a third of an A100's (docs/tc-gemm.md, "Session 21").
+inline unsigned mma_sync_splits(std::int64_t tiles, int slices, int slots) {
+  if (tiles < 1 || 2 * tiles > slots) return 1;
+  std::int64_t const s = std::min<std::int64_t>({slots / tiles, slices / 8, mma_sync_max_splits});
+  return s > 1 ? static_cast<unsigned>(s) : 1u;
 }
 
 }  // namespace memlab::detail::gemm_tc

@@ -9,7 +9,10 @@
 namespace memlab::detail::gemm_tc {
 
 template <class In> void launch_wmma(problem const& p, cudaStream_t st);
-template <class In> void launch_mma_sync(problem const& p, cudaStream_t st);
+/// Rung 2 splits K where its tiles fill at most half of `sm_count` SMs (split_k.hpp).
+template <class In> void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count);
+/// The ways rung 2 splits K for an m x n x k problem of In on the current device (1: no split).
+template <class In> int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count);
 template <class In> void launch_tma_wgmma(problem const& p, cudaStream_t st);
 template <class In> void launch_warp_specialized(problem const& p, cudaStream_t st);
 template <class In> void launch_persistent(problem const& p, cudaStream_t st, int sm_count);
