@@ -14,6 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/tc_common.cuh"
 #include "kernels/gemm/tc/tolerance.hpp"
 #include "memlab/buffer.hpp"
@@ -555,13 +556,14 @@ TEST(GemmTc, KZeroScalesC) {
   }
 }
 
-// A NaN in A reaches its row of C through every rung: NaN never passes.
+// A NaN in A reaches its row of C through every rung: NaN never passes. Four tiles and 32 k
+// slices: rungs 2 and 5 split K, and the NaN sits in the last split.
 TEST(GemmTc, NanInAPropagates) {
   MEMLAB_REQUIRE_GPU();
-  int const m = 130, n = 140, k = 96;
+  int const m = 130, n = 140, k = 1024;
   auto ha = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(m) * k, 5u);
   auto const hb = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(n) * k, 6u);
-  ha[77 * k + 50] = __float2bfloat16_rn(NAN);
+  ha[77 * k + 900] = __float2bfloat16_rn(NAN);
   auto da = upload(ha), db = upload(hb);
   int ran = 0;
   for (int r = 1; r <= 6; ++r) {
@@ -633,6 +635,36 @@ TEST(GemmTc, BackToBackCallsSeeEachOthersWrites) {
       bad += expect(download(c1.data(), c1.size()), 3, "C1");
     }
     EXPECT_EQ(bad, 0);
+  }
+}
+
+// Rung 2's split partials are added in split order by a second kernel, never by atomics: the
+// same call gives the same bits every time. Three calls back to back on one stream (each takes
+// and frees its own workspace in stream order), no host sync between them.
+TEST(GemmTc, MmaSyncSplitKIsDeterministic) {
+  MEMLAB_REQUIRE_GPU();
+  std::int64_t const m = 64, n = 384, k = 4096;  // 3 tiles, 128 slices
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::mma_sync, m, n, k); !why.empty()) GTEST_SKIP() << why;
+  int const splits = memlab::detail::gemm_tc::mma_sync_split_count<__nv_bfloat16>(m, n, k, memlab::gemm_tc_current_target().sm_count);
+  ASSERT_GT(splits, 1) << "the shape is meant to split K";
+  auto const ha = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(m * k), 71u);
+  auto const hb = random_matrix<__nv_bfloat16>(static_cast<std::size_t>(n * k), 72u);
+  auto da = upload(ha), db = upload(hb);
+  memlab::stream st;
+  std::vector<memlab::device_buffer<float>> c;
+  for (int i = 0; i < 3; ++i) {
+    c.emplace_back(static_cast<std::size_t>(m * n));
+    c.back().fill_bytes(0xFF, st);
+    memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, c.back().data(), n, st,
+                      gemm_tc_rung::mma_sync);
+  }
+  st.synchronize();
+  MEMLAB_EXPECT_LAUNCH_OK();
+  auto const first = download(c[0].data(), c[0].size());
+  for (float v : first) ASSERT_FALSE(std::isnan(v)) << "an element was never written";
+  for (int i = 1; i < 3; ++i) {
+    auto const again = download(c[static_cast<std::size_t>(i)].data(), first.size());
+    EXPECT_EQ(0, std::memcmp(first.data(), again.data(), first.size() * sizeof(float))) << "call " << i;
   }
 }
 
