@@ -101,10 +101,10 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
     if (interior && k0 + bk <= p.k) {  // the common case: every chunk whole, no checks
 #pragma unroll
       for (int i = 0; i < Cfg::a_iters; ++i)
-        cp_async_16(smem_addr(sa + s_first + i * threads * chunk_elems), a_first + i * a_step + k0, 16);
+        cp_async_16_l2_128(smem_addr(sa + s_first + i * threads * chunk_elems), a_first + i * a_step + k0, 16);
 #pragma unroll
       for (int i = 0; i < Cfg::b_iters; ++i)
-        cp_async_16(smem_addr(sb + s_first + i * threads * chunk_elems), b_first + i * b_step + k0, 16);
+        cp_async_16_l2_128(smem_addr(sb + s_first + i * threads * chunk_elems), b_first + i * b_step + k0, 16);
       return;
     }
     std::int64_t const left = p.k - (k0 + ch * chunk_elems);
@@ -112,12 +112,12 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
 #pragma unroll
     for (int i = 0; i < Cfg::a_iters; ++i) {
       bool const ok = row0 + r_first + i * Cfg::rows_per_iter < p.m && kbytes > 0;
-      cp_async_16(smem_addr(sa + s_first + i * threads * chunk_elems), ok ? a_first + i * a_step + k0 : a, ok ? kbytes : 0);
+      cp_async_16_l2_128(smem_addr(sa + s_first + i * threads * chunk_elems), ok ? a_first + i * a_step + k0 : a, ok ? kbytes : 0);
     }
 #pragma unroll
     for (int i = 0; i < Cfg::b_iters; ++i) {
       bool const ok = col0 + r_first + i * Cfg::rows_per_iter < p.n && kbytes > 0;
-      cp_async_16(smem_addr(sb + s_first + i * threads * chunk_elems), ok ? b_first + i * b_step + k0 : b, ok ? kbytes : 0);
+      cp_async_16_l2_128(smem_addr(sb + s_first + i * threads * chunk_elems), ok ? b_first + i * b_step + k0 : b, ok ? kbytes : 0);
     }
   };
 

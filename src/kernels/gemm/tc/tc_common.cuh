@@ -130,6 +130,11 @@ __device__ __forceinline__ std::uint32_t smem_addr(void const* p) {
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, void const* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+/// The same, asking L2 to fetch the whole 128-byte line from DRAM: rung 2's k slices read 64
+/// bytes of a row, and the line's other half is the next slice's.
+__device__ __forceinline__ void cp_async_16_l2_128(std::uint32_t dst, void const* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
