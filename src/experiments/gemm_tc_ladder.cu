@@ -27,6 +27,7 @@
 #include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/tolerance.hpp"
 #include "memlab/arch.hpp"
@@ -772,5 +773,55 @@ memlab::bench::registrar const reg_cluster_survey{[] {
        std::string(cluster_intro) + " The shapes are ones the issue's targets do not name.",
        "gemm_tc_cluster_survey.png",
        "Rung 6's kernels over shapes: speed as a fraction of cuBLAS"});
+}()};
+
+// Rung 2 (mma.sync, the default on Ampere and Ada) splits K where its 128 x 128 tiles fill at most
+// half the device (split_k.hpp): each split writes FP32 partials, a second kernel adds them in
+// order. Here the rule's count beside each count forced, at few-tile shapes, every row paired with
+// cuBLAS (docs/tc-gemm.md, "Session 21").
+memlab::bench::registrar const reg_split_k{[] {
+  using namespace memlab::bench;
+  experiment e;
+  e.id = "gemm.tc_split_k";
+  e.description = "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default) at few-tile shapes: K split by its rule, and 1-16 ways forced";
+  e.seed_ref = "001 §1-3";
+  e.default_suite = false;
+  e.axes = {variant_axis({"rule", "s1", "s2", "s4", "s8", "s16"}, {"rule", "s1"}),
+            string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}),
+            string_axis("shape",
+                        {"128x4096x4096", "128x8192x28672", "16x4096x4096", "64x14336x4096", "256x4096x4096",
+                         "1024x1024x4096", "512x2048x8192", "2048x2048x1024", "4096"},
+                        {"128x1024x2048"})};
+  e.body = [](state& s) {
+    std::string const v = s.variant();
+    memlab::detail::gemm_tc::mma_sync_splits_scope const forced(v == "rule" ? 0 : std::stoi(v.substr(1)));
+    run_dtype(s, gemm_tc_rung::mma_sync, point_shape(s), false);
+  };
+  e.describe_axis("variant", "",
+                  "rule: rung 2's own count (split_k.hpp: one pass unless the tiles fill at most half of SMs x blocks "
+                  "an SM holds; then one wave's worth of splits, 8 k slices each at least, 16 at most); sN: K split N ways "
+                  "forced (s1: one pass, the rung before the split); extra.kernel names the count a row ran");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; FP8 E4M3 on mma.sync m16n8k32, output BF16)");
+  e.describe_axis("shape", "",
+                  "m x n x k (n: a cube), A m x k row-major, B stored n x k: decode batches (m = 16-256) with their weights "
+                  "from DRAM, and few-tile shapes with long k; 2048x2048x1024 and 4096 have tiles enough not to split");
+  e.metrics = {metrics::time(), metrics::tflops(),
+               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
+                                "GEMM with fast accumulation (best of 8)")};
+  e.headline = best_row("How much of cuBLAS does rung 2 reach on a decode batch (128x4096x4096)?",
+                        {{"shape", {"128x4096x4096"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Rung 2, mma.sync fed by a cp.async pipeline, is what an A100, an RTX 30/40 or an L4 runs. Its 128 x 128 tiles "
+             "leave most SMs idle on a decode batch (m = 128, n = 4096: 32 tiles), so where the tiles fill at most half the "
+             "device it splits K: each split's block writes FP32 partial sums, and a second kernel adds them in split order "
+             "and writes C. Each row runs the rule's count or a forced one, paired with cuBLAS; within a shape, compare the "
+             "ratios.",
+             "The rule's row should match the fastest forced count, and s1 (one pass) should lose where the tiles are few.",
+             ""};
+  plot_spec p = bar_plot("gemm_tc_split_k.png", "Rung 2 with K split: speed as a fraction of cuBLAS", "shape", "ratio_to_peer",
+                         {"variant"});
+  p.panels = "dtype";
+  p.refs = {{"value", "cuBLAS", 1.0}};
+  e.plots.push_back(p);
+  return e;
 }()};
 }  // namespace

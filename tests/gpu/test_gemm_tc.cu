@@ -14,6 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/tc_common.cuh"
 #include "kernels/gemm/tc/tolerance.hpp"
@@ -666,6 +667,25 @@ TEST(GemmTc, MmaSyncSplitKIsDeterministic) {
     auto const again = download(c[static_cast<std::size_t>(i)].data(), first.size());
     EXPECT_EQ(0, std::memcmp(first.data(), again.data(), first.size() * sizeof(float))) << "call " << i;
   }
+}
+
+// Rung 2 with its split count forced (gemm.tc_split_k's rows): any count from 1 to 16 gives C,
+// including splits of one or two k slices and a count above the slices (capped: a slice each).
+TEST(GemmTc, MmaSyncForcedSplits) {
+  MEMLAB_REQUIRE_GPU();
+  std::string skipped;
+  for (int splits : {1, 2, 3, 7, 16}) {
+    memlab::detail::gemm_tc::mma_sync_splits_scope const forced(splits);
+    SCOPED_TRACE("splits " + std::to_string(splits));
+    case_t c{130, 200, 520, gemm_op::n, gemm_op::t, 0, 0, 3, 0, 0, 1.5f, -0.5f};  // 17 slices, a k tail
+    check_case<__nv_bfloat16, __nv_bfloat16>(c, gemm_tc_rung::mma_sync, skipped);
+    if (!skipped.empty()) GTEST_SKIP() << skipped;
+    case_t few{5, 70, 100};  // 4 slices
+    pad_rows_to_16_bytes<__half>(few);
+    check_case<__half, float>(few, gemm_tc_rung::mma_sync, skipped);
+  }
+  EXPECT_THROW(memlab::detail::gemm_tc::set_mma_sync_splits(17), memlab::error);
+  EXPECT_EQ(memlab::detail::gemm_tc::forced_mma_sync_splits(), 0);
 }
 
 TEST(GemmTc, BadInputThrowsAndLeavesCUntouched) {

@@ -14,7 +14,9 @@
 // K is split (split_k.hpp): each split's block writes its raw FP32 partial tile to a workspace
 // and a second kernel adds the partials in split order and applies alpha, beta and C's type,
 // so the result does not depend on which block finished first.
+#include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
@@ -273,6 +275,17 @@ struct split_scratch {
 
 }  // namespace
 
+namespace {
+std::atomic<int> forced_splits{0};
+}
+
+void set_mma_sync_splits(int splits) {
+  MEMLAB_EXPECTS(splits >= 0 && splits <= static_cast<int>(mma_sync_max_splits),
+                 "rung 2 splits K 1 to " + std::to_string(mma_sync_max_splits) + " ways (0: the rule); got " + std::to_string(splits));
+  forced_splits.store(splits);
+}
+int forced_mma_sync_splits() { return forced_splits.load(); }
+
 template <class In>
 int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
@@ -286,7 +299,9 @@ int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_
     return blocks;
   });
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
-  return static_cast<int>(mma_sync_splits(tiles, static_cast<int>((k + bk - 1) / bk), sm_count * per_sm));
+  int const slices = static_cast<int>((k + bk - 1) / bk);
+  if (int const forced = forced_splits.load(); forced > 0) return std::max(1, std::min(forced, slices));  // a slice each at least
+  return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm));
 }
 
 template <class In>

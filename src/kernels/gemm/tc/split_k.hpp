@@ -35,4 +35,18 @@ inline unsigned mma_sync_splits(std::int64_t tiles, int slices, int slots) {
   return s > 1 ? static_cast<unsigned>(s) : 1u;
 }
 
+/// Forces rung 2's split count for the calls that follow (1..mma_sync_max_splits; 0 restores
+/// the rule): gemm.tc_split_k's forced rows. Process-wide, not for concurrent use.
+void set_mma_sync_splits(int splits);
+int forced_mma_sync_splits();
+
+/// set_mma_sync_splits(s) for the scope's lifetime, then the rule again.
+class mma_sync_splits_scope {
+ public:
+  explicit mma_sync_splits_scope(int splits) { set_mma_sync_splits(splits); }
+  ~mma_sync_splits_scope() { set_mma_sync_splits(0); }
+  mma_sync_splits_scope(mma_sync_splits_scope const&) = delete;
+  mma_sync_splits_scope& operator=(mma_sync_splits_scope const&) = delete;
+};
+
 }  // namespace memlab::detail::gemm_tc
