@@ -20,6 +20,10 @@
 // wmma rung takes every layout and alignment), so it never refuses a valid problem that the
 // image can run. A rung named explicitly that cannot take the problem throws. BF16 needs
 // an sm_80+ image (Turing has no BF16 tensor cores); FP16 runs from sm_75.
+// Rung 2 (the default below sm_90a) splits K where its 128 x 128 tiles fill at most half the
+// device (decode batches such as m = 128): it then takes one wave's FP32 partial tiles (at most
+// SMs x 2 x 64 KB) from a per-device memlab pool in stream order, kept there for the next call,
+// and launches a second kernel that adds them in a fixed order (the result is deterministic).
 // Invalid arguments throw memlab::error with one line before any work is issued, C untouched.
 //
 // memlab::gemm_e4m3: FP8 (E4M3) inputs, FP32 accumulation, BF16 or FP32 C, on the wgmma rungs
