@@ -33,9 +33,11 @@ namespace {
 /// The rung's configuration: 128 x 128 tiles, k slices of 64 bytes, 4 stages (64 KB: two blocks
 /// per SM on sm_80 and sm_90, one on sm_86/89), four warps (2 x 2) of 64 x 64, at least two
 /// blocks per SM. docs/tc-gemm.md, "Rung 2: two blocks per SM", has the alternatives measured
-/// against it. Sizes in bytes where they are the same for every input type.
-struct rung_config {
-  static constexpr int bm = 128, bn = 128, row_bytes = 64, stages = 4;
+/// against it. Sizes in bytes where they are the same for every input type. The split grid
+/// (few tiles, each block a short k range streamed from DRAM) runs deeper: split_stages.
+template <int Stages>
+struct rung_config_t {
+  static constexpr int bm = 128, bn = 128, row_bytes = 64, stages = Stages;
   static constexpr int warp_n = 64, n8_per_warp = warp_n / 8;  // m16n8 column blocks per warp
   static constexpr int threads = 128, min_blocks = 2;
   static constexpr int tile_bytes = (bm + bn) * row_bytes;  // one stage: A tile then B tile
@@ -51,7 +53,14 @@ struct rung_config {
   // A thread's rows step by a multiple of 8: its chunk's swizzle ((row >> 1) & 3) is the same
   // for every chunk it copies, so one shared offset and one pointer per operand serve them all.
   static_assert(rows_per_iter % 8 == 0, "a thread's rows keep one swizzle phase");
+  static_assert(stages >= 3, "the pipeline keeps two slices in flight beyond the one in use");
 };
+using rung_config = rung_config_t<4>;
+/// Stages of the split grid: 5 (80 KB), which still fits two blocks on an A100's 164 KB and the
+/// H100's 228 KB, for BF16 and FP16 (+1.5-8% on the H100 against 4; 6 no better); FP8 keeps 4
+/// (its 5-stage kernel spills and measured 1-2% slower). docs/tc-gemm.md, "Session 21".
+template <class In>
+constexpr int split_stages = sizeof(In) == 1 ? 4 : 5;
 
 /// K split `splits` ways (1: the kernel writes C itself). Split s of a tile runs the k slices
 /// [s nk / splits, (s + 1) nk / splits) and writes its raw sums to ws + s * m * ws_ld (row-major,
@@ -62,10 +71,10 @@ struct mma_split {
   std::int64_t ws_ld = 0;
 };
 
-template <class In>
+template <class In, int Stages = 4>
 __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using Cfg = rung_config;
+  using Cfg = rung_config_t<Stages>;
   constexpr int bm = Cfg::bm, bn = Cfg::bn, stages = Cfg::stages, threads = Cfg::threads;
   constexpr int e = static_cast<int>(sizeof(In));                       // bytes an element
   constexpr int bk = Cfg::row_bytes / e, chunk_elems = 16 / e;          // elements a row, a chunk
@@ -173,15 +182,31 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   cp_async_wait<stages - 2>();  // slice 0 has landed
   __syncthreads();
   load_frags(0, stage_of(0), 0);
-  for (int kb = 0; kb < nk; ++kb) {
-    load_frags(1, stage_of(kb), 1);
-    mma_step(0);
-    cp_async_wait<stages - 3>();  // slice kb + 1 has landed (this thread's copies)
-    __syncthreads();              // ... everyone's; and everyone is done with slice kb - 1
-    if (kb + stages - 1 < nk) load_stage((kb + stages - 1) % stages, kb + stages - 1);
-    cp_async_commit();
-    if (kb + 1 < nk) load_frags(0, stage_of(kb + 1), 0);
-    mma_step(1);
+  if constexpr ((stages & (stages - 1)) == 0) {  // slots by a mask
+    for (int kb = 0; kb < nk; ++kb) {
+      load_frags(1, stage_of(kb), 1);
+      mma_step(0);
+      cp_async_wait<stages - 3>();  // slice kb + 1 has landed (this thread's copies)
+      __syncthreads();              // ... everyone's; and everyone is done with slice kb - 1
+      if (kb + stages - 1 < nk) load_stage((kb + stages - 1) % stages, kb + stages - 1);
+      cp_async_commit();
+      if (kb + 1 < nk) load_frags(0, stage_of(kb + 1), 0);
+      mma_step(1);
+    }
+  } else {  // the same, the slots counted round instead of a modulo (which cost registers)
+    int rd = 0;  // slice kb's slot; kb + 1's is the next, kb + stages - 1's (kb - 1's) the one before
+    for (int kb = 0; kb < nk; ++kb) {
+      int const nx = rd + 1 == stages ? 0 : rd + 1, wr = rd == 0 ? stages - 1 : rd - 1;
+      load_frags(1, smem0 + static_cast<std::uint32_t>(rd) * stage_bytes, 1);
+      mma_step(0);
+      cp_async_wait<stages - 3>();
+      __syncthreads();
+      if (kb + stages - 1 < nk) load_stage(wr, kb + stages - 1);
+      cp_async_commit();
+      if (kb + 1 < nk) load_frags(0, smem0 + static_cast<std::uint32_t>(nx) * stage_bytes, 0);
+      mma_step(1);
+      rd = nx;
+    }
   }
   cp_async_wait<0>();
 
@@ -286,18 +311,25 @@ void set_mma_sync_splits(int splits) {
 }
 int forced_mma_sync_splits() { return forced_splits.load(); }
 
+/// Blocks of the rung's kernel at `Stages` an SM holds, once per device.
+template <class In, int Stages>
+int blocks_per_sm() {
+  return detail::per_device([] {
+    auto const kernel = mma_sync_kernel<In, Stages>;
+    std::size_t const smem = rung_config_t<Stages>::smem_bytes;
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    int blocks = 0;
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, rung_config::threads, smem));
+    return blocks;
+  });
+}
+
 template <class In>
 int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
   std::int64_t const tiles = ((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
-  // Blocks an SM holds (2 on sm_80 and sm_90, 1 on sm_86/89's 99 KB), once per device.
-  int const per_sm = detail::per_device([] {
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(mma_sync_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(Cfg::smem_bytes)));
-    int blocks = 0;
-    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mma_sync_kernel<In>, Cfg::threads, Cfg::smem_bytes));
-    return blocks;
-  });
+  // Blocks an SM holds (2 on sm_80 and sm_90, 1 on sm_86/89's 99 KB).
+  int const per_sm = blocks_per_sm<In, 4>();
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
   int const slices = static_cast<int>((k + bk - 1) / bk);
   if (int const forced = forced_splits.load(); forced > 0) return std::max(1, std::min(forced, slices));  // a slice each at least
@@ -322,7 +354,12 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   sp.ws_ld = (p.n + 31) / 32 * 32;  // 128-byte rows; > n when n is odd, so the last pair stays in its row
   split_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st);
   sp.ws = static_cast<float*>(ws.ptr);
-  mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+  constexpr int deep = split_stages<In>;
+  if (deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {  // deeper where it keeps the blocks an SM holds
+    mma_sync_kernel<In, deep><<<static_cast<unsigned>(blocks), Cfg::threads, rung_config_t<deep>::smem_bytes, st>>>(p, sp);
+  } else {
+    mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+  }
   MEMLAB_CHECK_LAUNCH();
   std::int64_t const vectors = p.m * ((p.n + 3) / 4);
   unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>((vectors + 255) / 256, std::int64_t{sm_count} * 16));
