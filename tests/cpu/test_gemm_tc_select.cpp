@@ -161,6 +161,22 @@ TEST(GemmTcSplitK, MmaSyncSplitsFillOneWaveOfSlots) {
   EXPECT_EQ(mma_sync_splits(3, 15, 264), 1u);      // under 16 slices: no split
   EXPECT_EQ(mma_sync_splits(0, 128, 264), 1u);
   EXPECT_EQ(mma_sync_splits(32, 128, 0), 1u);      // no slots known: no split
+  // The partials' bytes against the tiles' flops (measured at 4fc071f / bd18a75 on the H100,
+  // gemm.tc_split_k): m = 128, n = k = 4096 halves 8 to 4 (16.8 MB against 4.3 GFLOP: 3.9 bytes a
+  // kFLOP; 4 splits ran 25.0 us, 8 28.3); m = 16 keeps 8 (0.49 a kFLOP; 8 splits 19.8 us, 4 21.5).
+  auto splits_of = [](std::int64_t m, std::int64_t n, std::int64_t k, int slots) {
+    std::int64_t const tiles = ((m + 127) / 128) * ((n + 127) / 128);
+    int const slices = static_cast<int>((k + 31) / 32);
+    return mma_sync_splits(tiles, slices, slots, 4.0 * m * n, 2.0 * tiles * 128 * 128 * slices * 32.0);
+  };
+  EXPECT_EQ(splits_of(128, 4096, 4096, 264), 4u);
+  EXPECT_EQ(splits_of(16, 4096, 4096, 264), 8u);
+  EXPECT_EQ(splits_of(128, 8192, 28672, 264), 4u);   // 0.28 a kFLOP
+  EXPECT_EQ(splits_of(64, 14336, 4096, 264), 2u);
+  EXPECT_EQ(splits_of(1024, 1024, 4096, 264), 4u);   // 1.95 a kFLOP: kept (4 splits 33.4 us, 2 34.0, 1 58.6)
+  EXPECT_EQ(splits_of(512, 2048, 8192, 264), 4u);
+  EXPECT_EQ(splits_of(2048, 2048, 1024, 264), 1u);   // 256 tiles: no split
+  EXPECT_EQ(mma_sync_splits(32, 128, 264, 1e9, 1.0), 1u);  // partials that outweigh everything: halved to 1
   for (std::int64_t tiles : {1, 5, 33, 66, 100, 132})
     for (int slices : {8, 16, 17, 100, 1000}) {
       unsigned const s = mma_sync_splits(tiles, slices, 264);

@@ -333,7 +333,9 @@ int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
   int const slices = static_cast<int>((k + bk - 1) / bk);
   if (int const forced = forced_splits.load(); forced > 0) return std::max(1, std::min(forced, slices));  // a slice each at least
-  return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm));
+  double const partial_bytes = 4.0 * static_cast<double>(m) * static_cast<double>(n);
+  double const tile_flops = 2.0 * static_cast<double>(tiles) * Cfg::bm * Cfg::bn * static_cast<double>(slices) * static_cast<double>(bk);
+  return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm, partial_bytes, tile_flops));
 }
 
 template <class In>

@@ -24,14 +24,23 @@ unsigned split_k_splits(std::int64_t tiles, int k_blocks, int sm_count, MaxClust
 /// Rung 2's most splits: 16 partial tiles of 64 KB each a tile.
 constexpr unsigned mma_sync_max_splits = 16;
 
+/// Rung 2's partials may take this many bytes per flop of its tiles (2.5 per 1000): beyond it their
+/// round trip through L2 costs more than about a third of the tiles' compute at rung 2's rate.
+constexpr double mma_sync_partial_bytes_per_flop = 2.5e-3;
+
 /// How many ways rung 2 (mma.sync, the default below sm_90a) splits K: 1 unless its 128 x 128
 /// tiles fill at most half of `slots` (SMs x the blocks an SM holds at once); then as many
 /// splits as one wave of slots takes, each keeping at least 8 k slices (two pipelines' worth),
-/// at most mma_sync_max_splits. A decode batch (m = 128, n = 4096: 32 tiles) otherwise runs on
-/// a quarter of an H100's SMs, on a third of an A100's (docs/tc-gemm.md, "Session 21").
-inline unsigned mma_sync_splits(std::int64_t tiles, int slices, int slots) {
+/// at most mma_sync_max_splits, halved while the partials (`partial_bytes` a split: m x n x 4)
+/// exceed mma_sync_partial_bytes_per_flop of the tiles' flops (`tile_flops`: tiles x 128 x 128
+/// x 2k). A decode batch (m = 128, n = 4096: 32 tiles) otherwise runs on a quarter of an H100's
+/// SMs, on a third of an A100's; and at 8 splits its 16 MB of partials made it 12% slower than
+/// at 4 (docs/tc-gemm.md, "Session 21").
+inline unsigned mma_sync_splits(std::int64_t tiles, int slices, int slots, double partial_bytes = 0.0,
+                                double tile_flops = 0.0) {
   if (tiles < 1 || 2 * tiles > slots) return 1;
-  std::int64_t const s = std::min<std::int64_t>({slots / tiles, slices / 8, mma_sync_max_splits});
+  std::int64_t s = std::min<std::int64_t>({slots / tiles, slices / 8, mma_sync_max_splits});
+  while (s > 1 && static_cast<double>(s) * partial_bytes > mma_sync_partial_bytes_per_flop * tile_flops) s /= 2;
   return s > 1 ? static_cast<unsigned>(s) : 1u;
 }
 
