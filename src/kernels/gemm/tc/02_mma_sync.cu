@@ -13,7 +13,9 @@
 // cp.async's src-size. Where the tiles fill at most half the device (decode batches: m = 128),
 // K is split (split_k.hpp): each split's block writes its raw FP32 partial tile to a workspace
 // and a second kernel adds the partials in split order and applies alpha, beta and C's type,
-// so the result does not depend on which block finished first.
+// so the result does not depend on which block finished first. The split grid's blocks are short
+// and stream their k range from DRAM: for BF16 and FP16 they run 5 stages where two blocks still
+// fit an SM (split_stages).
 #include <atomic>
 #include <cstdint>
 #include <string>
