@@ -16,6 +16,7 @@
 #include "kernels/gemm/cp_async_configs.cuh"
 #include "memlab/arch.hpp"
 #include "memlab/detail/per_device.hpp"
+#include "memlab/detail/stream_scratch.hpp"
 #include "memlab/device.hpp"
 #include "memlab/gemm.hpp"
 
@@ -403,20 +404,6 @@ gemm_shape gemm_shape_of(gemm_params const& p) {
 
 namespace {
 
-/// cudaMallocAsync'ed scratch freed on the same stream (stream-ordered, capturable).
-struct stream_scratch {
-  void* ptr = nullptr;
-  cudaStream_t stream = nullptr;
-  stream_scratch(std::size_t bytes, cudaStream_t s) : stream(s) {
-    if (bytes > 0) MEMLAB_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, s));
-  }
-  ~stream_scratch() {
-    if (ptr) MEMLAB_CUDA_CHECK_NOTHROW(cudaFreeAsync(ptr, stream));
-  }
-  stream_scratch(stream_scratch const&) = delete;
-  stream_scratch& operator=(stream_scratch const&) = delete;
-};
-
 constexpr int kMaxGridZ = 65535;
 
 /// The autotune cache's plan for `shape` on the current device, when the cache has one this
@@ -634,8 +621,8 @@ void gemm_ex(gemm_params const& p) {
   if (auto const* v = find_variant(plan.kernel)) {
     if (v->needs_arch > 0) require_arch(v->kernel(), v->needs_arch, "cp.async");
   }
-  stream_scratch scratch(p.workspace == nullptr ? need : 0, p.stream);
-  char* const ws = static_cast<char*>(p.workspace != nullptr ? p.workspace : scratch.ptr);
+  memlab::detail::stream_scratch const scratch(p.workspace == nullptr ? need : 0, p.stream);  // the default pool
+  char* const ws = static_cast<char*>(p.workspace != nullptr ? p.workspace : scratch.get());
   if (is_gemv) return run_skinny(q, shape, w, plan.kernel == "gemv_v4", ws, p.stream);
   if (tile_info const* ti = find_tile(plan.kernel)) return run_tiles(*ti, q, w, ws, p.stream);
   run_variant(*find_variant(plan.kernel), q, w, ws, p.stream);

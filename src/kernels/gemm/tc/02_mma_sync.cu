@@ -23,6 +23,7 @@
 #include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "memlab/detail/per_device.hpp"
+#include "memlab/detail/stream_scratch.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -184,7 +185,10 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   cp_async_wait<stages - 2>();  // slice 0 has landed
   __syncthreads();
   load_frags(0, stage_of(0), 0);
-  if constexpr ((stages & (stages - 1)) == 0) {  // slots by a mask
+  // Two copies of one loop on purpose: slots by a mask where the stage count is a power of two
+  // (the round counter of the other copy makes the 4-stage kernel spill 8 bytes), counted round
+  // where it is not (a modulo by 5 spilled more).
+  if constexpr ((stages & (stages - 1)) == 0) {
     for (int kb = 0; kb < nk; ++kb) {
       load_frags(1, stage_of(kb), 1);
       mma_step(0);
@@ -195,7 +199,7 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
       if (kb + 1 < nk) load_frags(0, stage_of(kb + 1), 0);
       mma_step(1);
     }
-  } else {  // the same, the slots counted round instead of a modulo (which cost registers)
+  } else {
     int rd = 0;  // slice kb's slot; kb + 1's is the next, kb + stages - 1's (kb - 1's) the one before
     for (int kb = 0; kb < nk; ++kb) {
       int const nx = rd + 1 == stages ? 0 : rd + 1, wr = rd == 0 ? stages - 1 : rd - 1;
@@ -212,30 +216,28 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   }
   cp_async_wait<0>();
 
+  // Each m16n8 accumulator holds the pairs (r, c) and (r + 8, c) of C.
   int const g = lane / 4, t4 = lane % 4;
-  if (sp.splits > 1) {  // raw partial sums; ws_ld rounds n up to 32, so a pair starting inside n fits its row
-    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
+  auto const each_pair = [&](auto&& put) {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
       for (int j = 0; j < n8_per_warp; ++j) {
-        std::int64_t const r = row0 + wm + 16 * i + g;
-        std::int64_t const c = col0 + wn + 8 * j + 2 * t4;
-        if (c >= p.n) continue;
-        if (r < p.m) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-        if (r + 8 < p.m) *reinterpret_cast<float2*>(w + (r + 8) * sp.ws_ld + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+        std::int64_t const r = row0 + wm + 16 * i + g, c = col0 + wn + 8 * j + 2 * t4;
+        put(r, c, acc[i][j][0], acc[i][j][1]);
+        put(r + 8, c, acc[i][j][2], acc[i][j][3]);
       }
-    return;
+  };
+  if (sp.splits > 1) {  // raw partial sums; ws_ld rounds n up to 32, so a pair starting inside n fits its row
+    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
+    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
+      if (r < p.m && c < p.n) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(v0, v1);
+    });
+  } else {
+    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
+      store_pair<typename operand_traits<In>::c16>(p, r, c, v0, v1);
+    });
   }
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < n8_per_warp; ++j) {
-      std::int64_t const r = row0 + wm + 16 * i + g;
-      std::int64_t const c = col0 + wn + 8 * j + 2 * t4;
-      store_pair<typename operand_traits<In>::c16>(p, r, c, acc[i][j][0], acc[i][j][1]);
-      store_pair<typename operand_traits<In>::c16>(p, r + 8, c, acc[i][j][2], acc[i][j][3]);
-    }
 #else
   __trap();  // cp.async, ldmatrix and BF16 mma.sync need sm_80 (FP8 sm_89): the host refuses first
 #endif
@@ -288,18 +290,6 @@ cudaMemPool_t split_pool() {
   });
 }
 
-/// Stream-ordered scratch from split_pool, freed on the same stream.
-struct split_scratch {
-  void* ptr = nullptr;
-  cudaStream_t stream = nullptr;
-  split_scratch(std::size_t bytes, cudaStream_t s) : stream(s) {
-    MEMLAB_CUDA_CHECK(cudaMallocFromPoolAsync(&ptr, bytes, split_pool(), s));
-  }
-  ~split_scratch() { MEMLAB_CUDA_CHECK_NOTHROW(cudaFreeAsync(ptr, stream)); }
-  split_scratch(split_scratch const&) = delete;
-  split_scratch& operator=(split_scratch const&) = delete;
-};
-
 }  // namespace
 
 namespace {
@@ -313,7 +303,8 @@ void set_mma_sync_splits(int splits) {
 }
 int forced_mma_sync_splits() { return forced_splits.load(); }
 
-/// Blocks of the rung's kernel at `Stages` an SM holds, once per device.
+/// Blocks of the rung's kernel at `Stages` an SM holds, once per device (raising the kernel's
+/// shared-memory limit there first, which its launches rely on).
 template <class In, int Stages>
 int blocks_per_sm() {
   return detail::per_device([] {
@@ -348,16 +339,16 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   sp.splits = mma_sync_split_count<In>(p.m, p.n, p.k, sm_count);
   std::int64_t const blocks = tiles * sp.splits;
   MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(mma_sync_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(Cfg::smem_bytes)));
+  // mma_sync_split_count's blocks_per_sm has raised each kernel's shared-memory limit on this device, once.
   if (sp.splits == 1) {
     mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
     MEMLAB_CHECK_LAUNCH();
     return;
   }
   sp.ws_ld = (p.n + 31) / 32 * 32;  // 128-byte rows; > n when n is odd, so the last pair stays in its row
-  split_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st);
-  sp.ws = static_cast<float*>(ws.ptr);
+  detail::stream_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st,
+                                  split_pool());
+  sp.ws = static_cast<float*>(ws.get());
   constexpr int deep = split_stages<In>;
   if (deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {  // deeper where it keeps the blocks an SM holds
     mma_sync_kernel<In, deep><<<static_cast<unsigned>(blocks), Cfg::threads, rung_config_t<deep>::smem_bytes, st>>>(p, sp);
