@@ -18,7 +18,13 @@
 // stores from registers like rung 5 (any C). `automatic` takes the
 // fastest rung the compiled image, the device, the layout and the alignment allow (the
 // wmma rung takes every layout and alignment), so it never refuses a valid problem that the
-// image can run. A rung named explicitly that cannot take the problem throws. BF16 needs
+// image can run. Another layout or alignment (B stored k x n, A stored k x m, odd leading
+// dimensions, misaligned pointers) would run on wmma, at a few percent of the tensor cores:
+// where m x n x k >= 128^3 and a faster rung exists for the canonical layout, `automatic` first
+// copies that operand into K-major rows of whole 16-byte units (a transpose or a pitched copy:
+// one read and one write of it) in scratch taken from a per-device memlab pool in stream order,
+// and runs that rung on the copy (with no room in the pool for the copy it stays on wmma).
+// A rung named explicitly that cannot take the problem throws. BF16 needs
 // an sm_80+ image (Turing has no BF16 tensor cores); FP16 runs from sm_75.
 // Rung 2 (the default below sm_90a) splits K where its 128 x 128 tiles fill at most half the
 // device (decode batches such as m = 128): it then takes one wave's FP32 partial tiles (at most
@@ -30,7 +36,8 @@
 // (3-6, sm_90a; `automatic` takes rung 6, or rung 5 where m <= 128, as for BF16) and on rung 2,
 // mma.sync m16n8k32 (sm_89+: Ada's RTX 40 and L4, and Hopper; `automatic` below sm_90a). Both read
 // FP8 K-major only, as cublasLt's FP8 GEMM does: op_a = n, op_b = t, A and B 16-byte aligned with
-// lda and ldb multiples of 16; anything else throws (wmma has no FP8 to fall back to). Hopper's FP8 tensor cores add each
+// lda and ldb multiples of 16. `automatic` copies any other layout into that one first, at any
+// size (wmma has no FP8 to fall back to); a rung named explicitly throws. Hopper's FP8 tensor cores add each
 // k32 product into the FP32 accumulators with fewer bits than an FP32 add keeps (cublasLt's
 // CUBLASLT_MATMUL_DESC_FAST_ACCUM mode): docs/tc-gemm.md, "FP8", gives the error bound the
 // tests hold it to.

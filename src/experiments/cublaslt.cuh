@@ -46,17 +46,25 @@ class lt_gemm {
   static constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
 
   lt_gemm(cudaDataType_t in, cudaDataType_t out, int m, int n, int k, int ld, bool fast_accum = false)
+      : lt_gemm(in, out, m, n, k, ld, ld, false, true, fast_accum) {}
+
+  /// Any layout: row-major C = op(A) op(B) with A stored m x k (`a_t` false) or k x m (true),
+  /// leading dimension lda, and B stored n x k (`b_t` true: the canonical B^T) or k x n (false).
+  lt_gemm(cudaDataType_t in, cudaDataType_t out, int m, int n, int k, int lda, int ldb, bool a_t, bool b_t,
+          bool fast_accum = false)
       : ws_(workspace_bytes) {
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t const ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    // Column-major C^T = op(B)^T op(A)^T: cuBLAS's first operand is our B, its second our A.
+    cublasOperation_t const ta = b_t ? CUBLAS_OP_T : CUBLAS_OP_N, tb = a_t ? CUBLAS_OP_T : CUBLAS_OP_N;
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (fast_accum) {
       std::int8_t const on = 1;
       MEMLAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &on, sizeof on));
     }
-    MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, k, n, ld));  // B^T' stored k x n column-major
-    MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, k, m, ld));  // A' stored k x m column-major
+    // B stored n x k row-major is k x n column-major; stored k x n, it is n x k. Likewise A.
+    MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, b_t ? k : n, b_t ? n : k, ldb));
+    MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, a_t ? m : k, a_t ? k : m, lda));
     MEMLAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, out, n, m, n));
     MEMLAB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref_));
     std::size_t const ws = workspace_bytes;

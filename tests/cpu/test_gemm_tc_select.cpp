@@ -399,3 +399,64 @@ TEST(GemmTcClusterPlan, CooperativeTileByWaves) {
                               shape_t{4224, 2152, cluster_tile::coop_128x256}})  // 153 (odd tile rows)
     EXPECT_EQ(cluster_coop_tile(m, n, 66), faster) << m << "x" << n;
 }
+
+#include "kernels/gemm/tc/repack.hpp"
+
+namespace {
+using memlab::detail::gemm_tc::plan_repack;
+
+memlab::gemm_tc_shape sized(std::int64_t m, std::int64_t n, std::int64_t k, gemm_op a, gemm_op b,
+                            gemm_tc_input in = gemm_tc_input::bf16) {
+  memlab::gemm_tc_shape s = shape(a, b, in, true);
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  return s;
+}
+
+// automatic copies the operand that is not K-major and aligned, and runs the canonical layout's rung on the copy.
+TEST(GemmTcRepack, OtherLayoutsRunOnTheCanonicalRungAfterACopy) {
+  auto const h = target(90, true, 90);
+  auto p = plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n), true, false, h);  // B stored k x n
+  EXPECT_FALSE(p.a);
+  EXPECT_TRUE(p.b);
+  EXPECT_EQ(gemm_tc_rung::cluster, p.rung);
+  p = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::t), false, true, h);  // A stored k x m
+  EXPECT_TRUE(p.a);
+  EXPECT_FALSE(p.b);
+  p = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h);  // both
+  EXPECT_TRUE(p.a && p.b);
+  // An A100 (or an 80-virtual image on Hopper) runs the copy on rung 2.
+  EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n), true, false, target(80, false, 80)).rung);
+  // Canonical and aligned: nothing to copy.
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::t), true, true, h).rung);
+}
+
+TEST(GemmTcRepack, NoCopyWhereItDoesNotPay) {
+  auto const h = target(90, true, 90);
+  // Tiny products: the copy's launch costs about as much as the product on wmma.
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(64, 64, 64, gemm_op::n, gemm_op::n), true, false, h).rung);
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(100, 128, 128, gemm_op::t, gemm_op::t), false, true, h).rung);
+  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(sized(256, 256, 256, gemm_op::n, gemm_op::n), true, false, h).rung);
+  // A decode batch whose weights are stored k x n: copying B (32 MB) and running rung 5 beats wmma's k loop.
+  EXPECT_EQ(gemm_tc_rung::persistent, plan_repack(sized(16, 4096, 4096, gemm_op::n, gemm_op::n), true, false, h).rung);
+  EXPECT_TRUE(plan_repack(sized(16, 4096, 4096, gemm_op::t, gemm_op::t), false, true, h).a);
+  // Turing runs FP16 on wmma whatever the layout: no copy; BF16 has no rung there at all.
+  auto const t4 = target(75, false, 75);
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16), true, false, t4).rung);
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n), true, false, t4).rung);
+}
+
+TEST(GemmTcRepack, E4m3CopiesAtAnySize) {
+  auto const h = target(90, true, 90);
+  auto const p = plan_repack(sized(64, 64, 64, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, h);
+  EXPECT_TRUE(p.b);
+  EXPECT_EQ(gemm_tc_rung::persistent, p.rung);  // m <= 128
+  EXPECT_EQ(gemm_tc_rung::mma_sync,
+            plan_repack(sized(64, 64, 64, gemm_op::t, gemm_op::t, gemm_tc_input::e4m3), false, true, target(89, false, 89)).rung);
+  // No FP8 tensor cores (sm_86): nothing to copy for.
+  EXPECT_EQ(gemm_tc_rung::automatic,
+            plan_repack(sized(64, 64, 64, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, target(89, false, 86)).rung);
+}
+
+}  // namespace

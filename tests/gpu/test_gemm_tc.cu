@@ -14,6 +14,7 @@
 
 #include "gpu_test.hpp"
 #include "kernels/gemm/tc/cluster_plan.hpp"
+#include "kernels/gemm/tc/repack.hpp"
 #include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/tc_common.cuh"
@@ -160,9 +161,21 @@ void check_case(case_t const& cs, gemm_tc_rung rung, std::string& skipped) {
     // automatic runs the rung gemm_tc_select picks; when none can run (BF16 in an sm_75 image),
     // the call throws the wmma rung's reason, and the case is skipped with it.
     memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
-    gemm_tc_rung const runs = rung == gemm_tc_rung::automatic ? memlab::gemm_tc_select(s, target) : rung;
+    gemm_tc_rung runs = rung == gemm_tc_rung::automatic ? memlab::gemm_tc_select(s, target) : rung;
+    if (rung == gemm_tc_rung::automatic) {  // a layout only wmma takes may run on the canonical rung after a copy
+      bool const a_fast = cs.oa == gemm_op::n && cs.a_offset % q == 0 && lda % q == 0;
+      bool const b_fast = cs.ob == gemm_op::t && cs.b_offset % q == 0 && ldb % q == 0;
+      if (auto const plan = memlab::detail::gemm_tc::plan_repack(s, a_fast, b_fast, target); plan.rung != gemm_tc_rung::automatic)
+        runs = plan.rung;  // which runs on the copy: nothing to skip
+    }
     gemm_tc_rung const widest = std::is_same_v<In, e4m3> ? gemm_tc_rung::mma_sync : gemm_tc_rung::wmma;
-    std::string const why = memlab::gemm_tc_unavailable(runs == gemm_tc_rung::automatic ? widest : runs, s, target);
+    memlab::gemm_tc_shape copied = s;  // the layout the rung reads: the copy's, where automatic copies
+    if (rung == gemm_tc_rung::automatic && runs != memlab::gemm_tc_select(s, target)) {
+      copied.op_a = gemm_op::n;
+      copied.op_b = gemm_op::t;
+      copied.aligned = true;
+    }
+    std::string const why = memlab::gemm_tc_unavailable(runs == gemm_tc_rung::automatic ? widest : runs, copied, target);
     if (!why.empty()) {
       skipped = why;
       return;
@@ -492,8 +505,8 @@ TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   }
 }
 
-// What gemm_e4m3 refuses, C untouched: the layouts and alignments FP8 wgmma cannot read, the
-// rung without an FP8 kernel (wmma). k = 0 needs no operand, so it scales C whatever their alignment.
+// What gemm_e4m3 refuses, C untouched: a named rung given the layouts and alignments it cannot
+// read, the rung without an FP8 kernel (wmma). k = 0 needs no operand, so it scales C whatever their alignment.
 TEST(GemmTc, E4m3RefusesWhatItCannotRun) {
   MEMLAB_REQUIRE_GPU();
   int const m = 64, n = 64, k = 64;
@@ -503,10 +516,14 @@ TEST(GemmTc, E4m3RefusesWhatItCannotRun) {
   dc.fill_bytes(0x7F);
   untouched_c const checked(dc);
   gemm_op const n_ = gemm_op::n, t_ = gemm_op::t;
-  checked.expect_throw([&] { memlab::gemm_e4m3(n_, n_, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n); });
-  checked.expect_throw([&] { memlab::gemm_e4m3(t_, t_, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n); });
-  checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data(), k - 8, db.data(), k - 8, 0.f, dc.data(), n); });
-  checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data() + 8, k, db.data(), k, 0.f, dc.data(), n); });
+  // A rung named explicitly takes only the canonical layout and alignment (automatic copies the
+  // operand first: AutomaticRepacksOtherLayouts).
+  for (gemm_tc_rung r : {gemm_tc_rung::mma_sync, gemm_tc_rung::cluster}) {
+    checked.expect_throw([&] { memlab::gemm_e4m3(n_, n_, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n, nullptr, r); });
+    checked.expect_throw([&] { memlab::gemm_e4m3(t_, t_, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n, nullptr, r); });
+    checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data(), k - 8, db.data(), k - 8, 0.f, dc.data(), n, nullptr, r); });
+    checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k - 8, 1.f, da.data() + 8, k, db.data(), k, 0.f, dc.data(), n, nullptr, r); });
+  }
   checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::wmma); });
   checked.expect_throw([&] { memlab::gemm_e4m3(n_, t_, m, n, k, 1.f, da.data(), k, db.data(), k, 0.f, dc.data(), n - 1); });
   std::string sk;
@@ -546,6 +563,55 @@ TEST(GemmTc, LayoutsAndAlignmentFallBack) {
         check_case<__nv_bfloat16, float>({129, 257, 96, oa, ob, 8, 8, 0, 0, 0, 2.f, 1.f}, r, skipped);
         if (!skipped.empty()) GTEST_SKIP() << skipped;
       }
+}
+
+// automatic copies an operand that is not K-major and 16-byte aligned into K-major rows first
+// (repack.hpp) where that pays, and runs the canonical layout's rung on the copy: every layout, a
+// misaligned base pointer and odd leading dimensions, alpha and beta, FP32 and 16-bit C. E4M3 (no
+// wmma kernel) copies at any size.
+TEST(GemmTc, AutomaticRepacksOtherLayouts) {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
+  std::string skipped;
+  int copied = 0;
+  auto planned = [&](case_t const& c, memlab::gemm_tc_input in, std::int64_t q) {
+    memlab::gemm_tc_shape s;
+    s.m = c.m;
+    s.n = c.n;
+    s.k = c.k;
+    s.op_a = c.oa;
+    s.op_b = c.ob;
+    s.input = in;
+    std::int64_t const lda = (c.oa == gemm_op::n ? c.k : c.m) + c.lda_pad, ldb = (c.ob == gemm_op::n ? c.n : c.k) + c.ldb_pad;
+    bool const a_fast = c.oa == gemm_op::n && c.a_offset % q == 0 && lda % q == 0;
+    bool const b_fast = c.ob == gemm_op::t && c.b_offset % q == 0 && ldb % q == 0;
+    s.aligned = a_fast && b_fast;
+    auto const plan = memlab::detail::gemm_tc::plan_repack(s, a_fast, b_fast, target);
+    copied += plan.rung != gemm_tc_rung::automatic;
+  };
+  for (gemm_op oa : {gemm_op::n, gemm_op::t})
+    for (gemm_op ob : {gemm_op::n, gemm_op::t}) {
+      // Edge tiles in m, n and k.
+      case_t c{300, 400, 520, oa, ob, 0, 0, 3, 0, 0, 1.5f, -0.5f};
+      if (oa == gemm_op::n && ob == gemm_op::t) c.lda_pad = 1;  // canonical, but rows of A 1042 bytes apart
+      planned(c, memlab::gemm_tc_input::bf16, per16<__nv_bfloat16>);
+      check_case<__nv_bfloat16, __nv_bfloat16>(c, gemm_tc_rung::automatic, skipped);
+      if (!skipped.empty()) GTEST_SKIP() << skipped;
+      case_t f{260, 390, 600, oa, ob, 5, 7, 0, 1, 1};  // A and B one element off 16 bytes, odd leading dimensions
+      planned(f, memlab::gemm_tc_input::f16, per16<__half>);
+      check_case<__half, float>(f, gemm_tc_rung::automatic, skipped);
+      if (!(oa == gemm_op::n && ob == gemm_op::t)) {
+        case_t e{64, 80, 96, oa, ob};
+        planned(e, memlab::gemm_tc_input::e4m3, per16<e4m3>);
+        check_case<e4m3, __nv_bfloat16>(e, gemm_tc_rung::automatic, skipped);
+        skipped.clear();  // no FP8 tensor cores here: the BF16 and FP16 cases above still count
+      }
+    }
+  // Where the canonical layout gets a rung faster than wmma, every case above was copied.
+  memlab::gemm_tc_shape canonical;
+  canonical.m = canonical.n = canonical.k = 512;
+  gemm_tc_rung const fast = memlab::gemm_tc_select(canonical, target);
+  if (fast != gemm_tc_rung::wmma) EXPECT_GE(copied, 8);
 }
 
 TEST(GemmTc, KZeroScalesC) {

@@ -271,25 +271,6 @@ __global__ void __launch_bounds__(256) mma_sync_reduce_kernel(problem p, float c
   }
 }
 
-/// A per-device pool for the split partials that keeps up to 64 MB after a synchronization
-/// (the default pool returns everything to the driver there, and the next call would map it
-/// again). One wave of 64 KB partial tiles is the most a call takes: 17 MB on an H100.
-cudaMemPool_t split_pool() {
-  return detail::per_device([] {
-    int dev = 0;
-    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = dev;
-    cudaMemPool_t pool = nullptr;
-    MEMLAB_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
-    std::uint64_t keep = std::uint64_t{64} << 20;
-    MEMLAB_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    return pool;
-  });
-}
-
 }  // namespace
 
 namespace {
@@ -347,7 +328,7 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   }
   sp.ws_ld = (p.n + 31) / 32 * 32;  // 128-byte rows; > n when n is odd, so the last pair stays in its row
   detail::stream_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st,
-                                  split_pool());
+                                  scratch_pool());
   sp.ws = static_cast<float*>(ws.get());
   constexpr int deep = split_stages<In>;
   if (deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {  // deeper where it keeps the blocks an SM holds

@@ -2,11 +2,18 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <cstdint>
+#include <new>
+#include <optional>
+#include <type_traits>
 #include <string>
 
+#include "kernels/gemm/tc/repack.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
+#include "kernels/transpose/launch_tiled.cuh"
 #include "memlab/arch.hpp"
 #include "memlab/detail/per_device.hpp"
+#include "memlab/detail/stream_scratch.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
 
@@ -35,6 +42,45 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 }
 
 }  // namespace
+
+cudaMemPool_t scratch_pool() {
+  return detail::per_device([] {
+    int dev = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    cudaMemPool_t pool = nullptr;
+    MEMLAB_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    std::uint64_t keep = std::uint64_t{64} << 20;
+    MEMLAB_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    return pool;
+  });
+}
+
+template <class In>
+void repack_k_major(In const* in, bool transposed, std::int64_t rows, std::int64_t k, std::int64_t ld, In* out,
+                    std::int64_t ldp, cudaStream_t stream) {
+  auto const e = static_cast<std::size_t>(sizeof(In));
+  if (!transposed) {
+    MEMLAB_CUDA_CHECK(cudaMemcpy2DAsync(out, static_cast<std::size_t>(ldp) * e, in, static_cast<std::size_t>(ld) * e,
+                                        static_cast<std::size_t>(k) * e, static_cast<std::size_t>(rows),
+                                        cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  // Stored k x rows: its transpose is rows x k. The 64 x 64 tile transpose moves the bits.
+  using bits = std::conditional_t<sizeof(In) == 1, std::uint8_t, std::uint16_t>;
+  kernels::transpose::launch_tile64<bits>(reinterpret_cast<bits const*>(in), reinterpret_cast<bits*>(out),
+                                          static_cast<std::size_t>(k), static_cast<std::size_t>(rows),
+                                          static_cast<std::size_t>(ld), static_cast<std::size_t>(ldp), stream);
+}
+template void repack_k_major<__nv_bfloat16>(__nv_bfloat16 const*, bool, std::int64_t, std::int64_t, std::int64_t,
+                                            __nv_bfloat16*, std::int64_t, cudaStream_t);
+template void repack_k_major<__half>(__half const*, bool, std::int64_t, std::int64_t, std::int64_t, __half*, std::int64_t,
+                                     cudaStream_t);
+template void repack_k_major<__nv_fp8_e4m3>(__nv_fp8_e4m3 const*, bool, std::int64_t, std::int64_t, std::int64_t,
+                                            __nv_fp8_e4m3*, std::int64_t, cudaStream_t);
 
 bool image_has_sm90a() {
   return detail::per_device([] {
@@ -169,12 +215,46 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   s.aligned = !uses_ab || (aligned16(a) && aligned16(b) && lda % ld_multiple == 0 && ldb % ld_multiple == 0);
   gemm_tc_target const target = gemm_tc_current_target();
   gemm_tc_rung chosen = rung;
-  if (rung == gemm_tc_rung::automatic) {
+  // `automatic` with a layout or alignment only wmma takes: where the problem is large enough,
+  // the operand that is not K-major and 16-byte aligned is first copied into K-major rows of whole
+  // 16-byte units in stream-ordered scratch (a transpose, or a pitched copy; one read and one
+  // write of it), and the rung the canonical layout gets runs on the copy. With no room in the
+  // pool for the copy the call stays on wmma. docs/tc-gemm.md, "Other layouts".
+  std::optional<detail::stream_scratch> packed_a, packed_b;
+  bool const a_fast = op_a == gemm_op::n && aligned16(a) && lda % ld_multiple == 0;
+  bool const b_fast = op_b == gemm_op::t && aligned16(b) && ldb % ld_multiple == 0;
+  if (rung == gemm_tc_rung::automatic && uses_ab) {
+    if (repack_plan const plan = plan_repack(s, a_fast, b_fast, target); plan.rung != gemm_tc_rung::automatic) {
+      std::int64_t const ldp = (k + ld_multiple - 1) / ld_multiple * ld_multiple;
+      auto bytes = [&](std::int64_t rows) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(ldp) * sizeof(In); };
+      if (plan.a) packed_a.emplace(bytes(m), stream, scratch_pool(), std::nothrow);
+      if (plan.b) packed_b.emplace(bytes(n), stream, scratch_pool(), std::nothrow);
+      if ((!plan.a || packed_a->get() != nullptr) && (!plan.b || packed_b->get() != nullptr)) {
+        if (plan.a) {
+          repack_k_major(a, op_a == gemm_op::t, m, k, lda, static_cast<In*>(packed_a->get()), ldp, stream);
+          p.a = packed_a->get();
+          p.a_si = ldp;
+          p.a_sk = 1;
+        }
+        if (plan.b) {
+          repack_k_major(b, op_b == gemm_op::n, n, k, ldb, static_cast<In*>(packed_b->get()), ldp, stream);
+          p.b = packed_b->get();
+          p.b_sj = ldp;
+          p.b_sk = 1;
+        }
+        s.op_a = gemm_op::n;
+        s.op_b = gemm_op::t;
+        s.aligned = true;
+        chosen = plan.rung;
+      }
+    }
+  }
+  if (rung == gemm_tc_rung::automatic && chosen == gemm_tc_rung::automatic) {
     chosen = gemm_tc_select(s, target);
     // The rung whose reason the call gives when none can run: the one that takes the most.
     if (chosen == gemm_tc_rung::automatic)
       fail(gemm_tc_unavailable(e4m3 ? gemm_tc_rung::mma_sync : gemm_tc_rung::wmma, s, target));
-  } else if (auto why = gemm_tc_unavailable(rung, s, target); !why.empty()) {
+  } else if (auto why = gemm_tc_unavailable(chosen, s, target); !why.empty()) {
     fail(why);
   }
   if (!uses_ab) {  // C = beta * C: no operand is read

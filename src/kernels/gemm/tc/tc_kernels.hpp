@@ -20,6 +20,11 @@ template <class In> void launch_cluster(problem const& p, cudaStream_t st);
 /// C = beta * C (k = 0 or alpha = 0 never needs the operands).
 template <class In> void launch_scale_c(problem const& p, cudaStream_t st);
 
+/// A per-device memory pool for the ladder's stream-ordered scratch (rung 2's split partials,
+/// repacked operands) that keeps up to 64 MB after a synchronization: the default pool returns
+/// everything to the driver there, and the next call would map it again.
+cudaMemPool_t scratch_pool();
+
 /// A kernel of each rung, for memlab::compiled_arch (every rung file is compiled alike).
 template <class In> void const* kernel_wmma();
 void const* kernel_mma_sync();

@@ -1,0 +1,58 @@
+#pragma once
+// gemm_tc's repack (gemm_tc.cu): under `automatic`, an operand in a layout or alignment only the
+// wmma rung takes is copied into K-major rows of whole 16-byte units, and the rung the canonical
+// layout gets runs on the copy. repack_pays is host code only (tests/cpu/test_gemm_tc_select.cpp).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "memlab/gemm_tc.hpp"
+
+namespace memlab::detail::gemm_tc {
+
+/// Below this m x n x k (128^3) the call stays on wmma: there the copy's launch costs about as
+/// much as the product. Above it the copy pays at every shape measured, decode batches included:
+/// wmma runs at 0.02-0.1 of cuBLAS (its k loop, not its bytes, sets its time), so at 16x4096x4096
+/// with B stored k x n (520 us on wmma) copying B's 32 MB and running rung 5 takes a tenth of that
+/// (docs/tc-gemm.md, "Other layouts").
+constexpr double repack_min_mnk = 2097152.0;  // 2^21
+
+/// Whether repacking A (`a`) and/or B (`b`) pays for an m x n x k product.
+inline bool repack_pays(std::int64_t m, std::int64_t n, std::int64_t k, bool a, bool b) {
+  double const mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return (a || b) && mnk >= repack_min_mnk;
+}
+
+/// What `automatic` does with a problem whose A or B is not K-major and 16-byte aligned (`a_fast`,
+/// `b_fast` false): which operands it copies first, and the rung it runs on the copies; no copy
+/// (rung `automatic`: gemm_tc_select's choice stands) where the copy does not pay or the canonical
+/// layout would get no rung faster than wmma. E4M3, which has no wmma kernel, copies at any size.
+struct repack_plan {
+  bool a = false, b = false;
+  gemm_tc_rung rung = gemm_tc_rung::automatic;
+};
+inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast, gemm_tc_target const& t) {
+  repack_plan r;
+  if (a_fast && b_fast) return r;
+  bool const e4m3 = s.input == gemm_tc_input::e4m3;
+  if (!e4m3 && !repack_pays(s.m, s.n, s.k, !a_fast, !b_fast)) return r;
+  gemm_tc_shape canonical = s;
+  canonical.op_a = gemm_op::n;
+  canonical.op_b = gemm_op::t;
+  canonical.aligned = true;
+  gemm_tc_rung const fast = gemm_tc_select(canonical, t);
+  if (fast == gemm_tc_rung::automatic || fast == gemm_tc_rung::wmma) return r;
+  r.a = !a_fast;
+  r.b = !b_fast;
+  r.rung = fast;
+  return r;
+}
+
+/// Writes `rows` x `k` K-major rows, `ldp` elements apart, to `out` from `in`: in stored rows x k
+/// with leading dimension `ld` (any alignment: a pitched copy), or, with `transposed`, stored
+/// k x rows (a transpose through shared memory). Asynchronous on `stream`.
+template <class In>
+void repack_k_major(In const* in, bool transposed, std::int64_t rows, std::int64_t k, std::int64_t ld, In* out,
+                    std::int64_t ldp, cudaStream_t stream);
+
+}  // namespace memlab::detail::gemm_tc
