@@ -2,6 +2,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -59,18 +60,51 @@ cudaMemPool_t scratch_pool() {
   });
 }
 
+namespace {
+
+/// Rows of k elements at any alignment and pitch (`ld`) into rows `ldp` apart, 16-byte aligned: a
+/// thread writes one 16-byte chunk (the row's tail past k as zeros) from element loads, which a warp
+/// issues over 512 contiguous bytes of its source row (L1 merges them). cudaMemcpy2DAsync took
+/// such rows at 1.4 TB/s on the H100 (docs/tc-gemm.md, "Session 22").
+template <class T>
+__global__ void __launch_bounds__(256) copy_rows_kernel(T const* __restrict__ in, std::int64_t ld, T* __restrict__ out,
+                                                        std::int64_t ldp, std::int64_t rows, std::int64_t k) {
+  constexpr int per = 16 / static_cast<int>(sizeof(T));
+  std::int64_t const chunks = ldp / per, total = rows * chunks;
+  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::int64_t const r = e / chunks, c0 = (e % chunks) * per;
+    T const* const src = in + r * ld + c0;
+    alignas(16) T v[per];
+    if (c0 + per <= k) {
+#pragma unroll
+      for (int i = 0; i < per; ++i) v[i] = src[i];
+    } else {
+#pragma unroll
+      for (int i = 0; i < per; ++i) v[i] = c0 + i < k ? src[i] : T(0);
+    }
+    *reinterpret_cast<uint4*>(out + r * ldp + c0) = *reinterpret_cast<uint4 const*>(v);
+  }
+}
+
+}  // namespace
+
 template <class In>
 void repack_k_major(In const* in, bool transposed, std::int64_t rows, std::int64_t k, std::int64_t ld, In* out,
                     std::int64_t ldp, cudaStream_t stream) {
-  auto const e = static_cast<std::size_t>(sizeof(In));
+  using bits = std::conditional_t<sizeof(In) == 1, std::uint8_t, std::uint16_t>;
   if (!transposed) {
-    MEMLAB_CUDA_CHECK(cudaMemcpy2DAsync(out, static_cast<std::size_t>(ldp) * e, in, static_cast<std::size_t>(ld) * e,
-                                        static_cast<std::size_t>(k) * e, static_cast<std::size_t>(rows),
-                                        cudaMemcpyDeviceToDevice, stream));
+    std::int64_t const chunks = rows * (ldp * static_cast<std::int64_t>(sizeof(In)) / 16);
+    int dev = 0, sms = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    auto const grid = static_cast<unsigned>(std::min<std::int64_t>((chunks + 255) / 256, std::int64_t{sms} * 16));
+    copy_rows_kernel<bits><<<grid, 256, 0, stream>>>(reinterpret_cast<bits const*>(in), ld, reinterpret_cast<bits*>(out),
+                                                     ldp, rows, k);
+    MEMLAB_CHECK_LAUNCH();
     return;
   }
   // Stored k x rows: its transpose is rows x k. The 64 x 64 tile transpose moves the bits.
-  using bits = std::conditional_t<sizeof(In) == 1, std::uint8_t, std::uint16_t>;
   kernels::transpose::launch_tile64<bits>(reinterpret_cast<bits const*>(in), reinterpret_cast<bits*>(out),
                                           static_cast<std::size_t>(k), static_cast<std::size_t>(rows),
                                           static_cast<std::size_t>(ld), static_cast<std::size_t>(ldp), stream);

@@ -48,8 +48,9 @@ inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast,
   return r;
 }
 
-/// Writes `rows` x `k` K-major rows, `ldp` elements apart, to `out` from `in`: in stored rows x k
-/// with leading dimension `ld` (any alignment: a pitched copy), or, with `transposed`, stored
+/// Writes `rows` x `k` K-major rows, `ldp` elements apart (a multiple of 16 bytes; `out` 16-byte
+/// aligned; the row's tail past k zero where a copy chunk covers it), to `out` from `in`: in stored
+/// rows x k with leading dimension `ld` (any alignment: a row copy), or, with `transposed`, stored
 /// k x rows (a transpose through shared memory). Asynchronous on `stream`.
 template <class In>
 void repack_k_major(In const* in, bool transposed, std::int64_t rows, std::int64_t k, std::int64_t ld, In* out,
