@@ -25,7 +25,8 @@
 // one read and one write of it) in scratch taken from a per-device memlab pool in stream order,
 // and runs that rung on the copy (with no room in the pool for the copy it stays on wmma).
 // A rung named explicitly that cannot take the problem throws. BF16 needs
-// an sm_80+ image (Turing has no BF16 tensor cores); FP16 runs from sm_75.
+// an sm_80+ image (Turing has no BF16 tensor cores); FP16 runs from sm_75, where rung 2 runs a
+// kernel of its own (no cp.async on Turing: loads staged through registers, mma.sync m16n8k8).
 // Rung 2 (the default below sm_90a) splits K where its 128 x 128 tiles fill at most half the
 // device (decode batches such as m = 128): it then takes one wave's FP32 partial tiles (at most
 // SMs x 2 x 64 KB) from a per-device memlab pool in stream order, kept there for the next call,
@@ -58,7 +59,7 @@ enum class gemm_op : char { n = 'n', t = 't' };
 enum class gemm_tc_rung : int {
   automatic = 0,
   wmma = 1,              ///< WMMA fragments from shared memory, any layout (sm_75 FP16, sm_80 BF16)
-  mma_sync = 2,          ///< mma.sync + ldmatrix + cp.async multistage, swizzled shared memory (sm_80)
+  mma_sync = 2,          ///< mma.sync + ldmatrix + cp.async multistage, swizzled shared memory (sm_80; FP16 from sm_75)
   tma_wgmma = 3,         ///< TMA into 128-byte-swizzled shared memory + wgmma (sm_90a)
   warp_specialized = 4,  ///< producer warpgroup (TMA, mbarriers) + two consumer warpgroups, setmaxnreg
   persistent = 5,        ///< rung 4 persistent over grouped tiles: the next tile's loads overlap the epilogue

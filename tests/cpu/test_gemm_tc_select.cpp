@@ -106,9 +106,13 @@ TEST(GemmTcSelect, OtherLayoutsAndMisalignmentFallBackToWmma) {
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
 }
 
-TEST(GemmTcSelect, TuringRunsFp16OnlyOnWmma) {
+TEST(GemmTcSelect, TuringRunsFp16OnMmaSyncAndNothingInBf16) {
   auto const t = target(75, false, 75);
-  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::f16), t));
+  EXPECT_EQ(gemm_tc_rung::mma_sync, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::f16), t));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n, gemm_tc_input::f16), t));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::mma_sync, shape(gemm_op::n, gemm_op::t, gemm_tc_input::f16), target(75, false, 70)));
+  // An sm_75 image on an sm_80+ device runs the same Turing kernel (the PTX's rung 2).
+  EXPECT_EQ(gemm_tc_rung::mma_sync, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::f16), target(75, false, 90)));
   EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16), t));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::wmma, shape(), t));
 }
@@ -441,9 +445,9 @@ TEST(GemmTcRepack, NoCopyWhereItDoesNotPay) {
   // A decode batch whose weights are stored k x n: copying B (32 MB) and running rung 5 beats wmma's k loop.
   EXPECT_EQ(gemm_tc_rung::persistent, plan_repack(sized(16, 4096, 4096, gemm_op::n, gemm_op::n), true, false, h).rung);
   EXPECT_TRUE(plan_repack(sized(16, 4096, 4096, gemm_op::t, gemm_op::t), false, true, h).a);
-  // Turing runs FP16 on wmma whatever the layout: no copy; BF16 has no rung there at all.
+  // Turing copies FP16 onto its rung 2 kernel; BF16 has no rung there at all; Volta has no rung 2.
   auto const t4 = target(75, false, 75);
-  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16), true, false, t4).rung);
+  EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16), true, false, t4).rung);
   EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n), true, false, t4).rung);
 }
 

@@ -15,12 +15,15 @@
 // and a second kernel adds the partials in split order and applies alpha, beta and C's type,
 // so the result does not depend on which block finished first. The split grid's blocks are short
 // and stream their k range from DRAM: for BF16 and FP16 they run 5 stages where two blocks still
-// fit an SM (split_stages).
+// fit an SM (split_stages). FP16 below sm_80 (Turing: no cp.async) runs mma_sync_turing_kernel:
+// the same tiles, loads staged through registers, mma.sync m16n8k8.
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "kernels/gemm/tc/split_k.hpp"
+#include "memlab/arch.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "memlab/detail/per_device.hpp"
 #include "memlab/detail/stream_scratch.hpp"
@@ -243,6 +246,149 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
 #endif
 }
 
+/// Rung 2 on Turing (sm_75: T4, RTX 20), FP16 only (Turing has no BF16 tensor cores). Turing has
+/// ldmatrix and mma.sync m16n8k8 but no cp.async: each k slice's 16-byte chunks are loaded into
+/// registers one slice ahead, under the current slice's mma, and stored to shared memory after it;
+/// two stages (32 KB, static) so that two blocks share a T4's 64 KB. The tiles, the swizzle, the
+/// ldmatrix fragments, the K split and the epilogue are rung 2's; each m16n8k16 of sm_80 is two
+/// m16n8k8 here (the k16's two halves, from the same fragment registers).
+struct turing_config {
+  static constexpr int bm = 128, bn = 128, bk = 32, threads = 128, chunk_elems = 8;
+  static constexpr int tile_elems = (bm + bn) * bk;  // one stage of 16-bit elements
+  static constexpr int a_iters = bm * (bk / chunk_elems) / threads, b_iters = bn * (bk / chunk_elems) / threads;
+  static constexpr int rows_per_iter = threads / (bk / chunk_elems);
+};
+
+template <class In>
+__global__ void __launch_bounds__(turing_config::threads, 2) mma_sync_turing_kernel(problem p, mma_split sp) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  static_assert(sizeof(In) == 2, "the Turing kernel takes FP16");
+  using Cfg = turing_config;
+  constexpr int bm = Cfg::bm, bn = Cfg::bn, bk = Cfg::bk, threads = Cfg::threads, chunk_elems = Cfg::chunk_elems;
+  constexpr int tile_elems = Cfg::tile_elems, a_iters = Cfg::a_iters, b_iters = Cfg::b_iters;
+  __shared__ __align__(128) std::uint16_t smem[2 * tile_elems];
+  std::int64_t const tiles_m = (p.m + bm - 1) / bm, tiles = tiles_m * ((p.n + bn - 1) / bn);
+  std::int64_t const tile = static_cast<std::int64_t>(blockIdx.x) % tiles;
+  int const split = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / tiles);
+  std::int64_t const row0 = (tile % tiles_m) * bm, col0 = (tile / tiles_m) * bn;
+  int const tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  int const wm = (warp / 2) * 64, wn = (warp % 2) * 64;
+  auto const* a = static_cast<std::uint16_t const*>(p.a);
+  auto const* b = static_cast<std::uint16_t const*>(p.b);
+  int const nk_all = static_cast<int>((p.k + bk - 1) / bk);
+  int const kb0 = static_cast<int>(static_cast<std::int64_t>(split) * nk_all / sp.splits);
+  int const nk = static_cast<int>(static_cast<std::int64_t>(split + 1) * nk_all / sp.splits) - kb0;
+
+  int const r_first = tid / (bk / chunk_elems), ch = tid % (bk / chunk_elems);
+  int const s_first = mma_sync_swizzle(r_first, ch) / 2;
+  std::uint16_t const* a_first = a + (row0 + r_first) * p.a_si + ch * chunk_elems;
+  std::uint16_t const* b_first = b + (col0 + r_first) * p.b_sj + ch * chunk_elems;
+  std::int64_t const a_step = Cfg::rows_per_iter * p.a_si, b_step = Cfg::rows_per_iter * p.b_sj;
+  bool const interior = row0 + bm <= p.m && col0 + bn <= p.n;
+
+  // One slice's chunks in registers. A chunk past k is zero; a chunk that k cuts is read element by
+  // element (the row may end at k: its last chunk is not necessarily readable whole).
+  uint4 staged[a_iters + b_iters];
+  auto chunk = [&](std::uint16_t const* src, bool row_ok, std::int64_t left) {
+    if (!row_ok || left <= 0) return make_uint4(0u, 0u, 0u, 0u);
+    if (left >= chunk_elems) return *reinterpret_cast<uint4 const*>(src);
+    std::uint16_t v[chunk_elems];
+#pragma unroll
+    for (int i = 0; i < chunk_elems; ++i) v[i] = i < left ? src[i] : std::uint16_t{0};
+    return make_uint4(v[0] | (std::uint32_t{v[1]} << 16), v[2] | (std::uint32_t{v[3]} << 16), v[4] | (std::uint32_t{v[5]} << 16),
+                      v[6] | (std::uint32_t{v[7]} << 16));
+  };
+  auto fetch = [&](int kb) {
+    std::int64_t const k0 = static_cast<std::int64_t>(kb0 + kb) * bk;
+    if (interior && k0 + bk <= p.k) {
+#pragma unroll
+      for (int i = 0; i < a_iters; ++i) staged[i] = *reinterpret_cast<uint4 const*>(a_first + i * a_step + k0);
+#pragma unroll
+      for (int i = 0; i < b_iters; ++i) staged[a_iters + i] = *reinterpret_cast<uint4 const*>(b_first + i * b_step + k0);
+      return;
+    }
+    std::int64_t const left = p.k - (k0 + ch * chunk_elems);
+#pragma unroll
+    for (int i = 0; i < a_iters; ++i)
+      staged[i] = chunk(a_first + i * a_step + k0, row0 + r_first + i * Cfg::rows_per_iter < p.m, left);
+#pragma unroll
+    for (int i = 0; i < b_iters; ++i)
+      staged[a_iters + i] = chunk(b_first + i * b_step + k0, col0 + r_first + i * Cfg::rows_per_iter < p.n, left);
+  };
+  auto store = [&](int slot) {
+    std::uint16_t* sa = smem + slot * tile_elems;
+    std::uint16_t* sb = sa + bm * bk;
+#pragma unroll
+    for (int i = 0; i < a_iters; ++i) *reinterpret_cast<uint4*>(sa + s_first + i * threads * chunk_elems) = staged[i];
+#pragma unroll
+    for (int i = 0; i < b_iters; ++i) *reinterpret_cast<uint4*>(sb + s_first + i * threads * chunk_elems) = staged[a_iters + i];
+  };
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+
+  std::uint32_t const smem0 = smem_addr(smem);
+  std::uint32_t const a_lane = static_cast<std::uint32_t>(mma_sync_swizzle(wm + lane % 16, lane / 16));
+  std::uint32_t const b_lane = static_cast<std::uint32_t>(bm * 64 + mma_sync_swizzle(wn + (lane / 16) * 8 + lane % 8, (lane / 8) % 2));
+  constexpr std::uint32_t stage_bytes = tile_elems * 2, block16_bytes = 16 * 64;
+
+  fetch(0);
+  store(0);
+  __syncthreads();
+  for (int kb = 0; kb < nk; ++kb) {
+    if (kb + 1 < nk) fetch(kb + 1);  // in flight under this slice's mma
+    std::uint32_t const stage = smem0 + static_cast<std::uint32_t>(kb & 1) * stage_bytes;
+#pragma unroll
+    for (int step = 0; step < 2; ++step) {
+      std::uint32_t const flip = step ? 32u : 0u;
+      std::uint32_t fa[4][4], fb[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) ldmatrix_x4(fa[i], ((stage + a_lane) ^ flip) + i * block16_bytes);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) ldmatrix_x4(fb[j], ((stage + b_lane) ^ flip) + j * block16_bytes);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          mma_m16n8k8_f16(acc[i][j], fa[i][0], fa[i][1], fb[j / 2][2 * (j % 2)]);
+          mma_m16n8k8_f16(acc[i][j], fa[i][2], fa[i][3], fb[j / 2][2 * (j % 2) + 1]);
+        }
+    }
+    if (kb + 1 < nk) store((kb + 1) & 1);  // that stage was last read a slice ago, before the barrier
+    __syncthreads();
+  }
+
+  int const g = lane / 4, t4 = lane % 4;
+  auto const each_pair = [&](auto&& put) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        std::int64_t const r = row0 + wm + 16 * i + g, c = col0 + wn + 8 * j + 2 * t4;
+        put(r, c, acc[i][j][0], acc[i][j][1]);
+        put(r + 8, c, acc[i][j][2], acc[i][j][3]);
+      }
+  };
+  if (sp.splits > 1) {
+    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
+    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
+      if (r < p.m && c < p.n) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(v0, v1);
+    });
+  } else {
+    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
+      store_pair<typename operand_traits<In>::c16>(p, r, c, v0, v1);
+    });
+  }
+#else
+  __trap();  // ldmatrix and mma.sync m16n8k8 need sm_75: the host refuses first
+#endif
+}
+
 /// C = alpha * (the splits' partials added in split order) + beta * C. A thread owns four
 /// consecutive columns of a row: one 16-byte load of each partial, all issued before the adds.
 template <class C16>
@@ -275,7 +421,28 @@ __global__ void __launch_bounds__(256) mma_sync_reduce_kernel(problem p, float c
 
 namespace {
 std::atomic<int> forced_splits{0};
+std::atomic<bool> forced_turing{false};
+
+/// Rung 2 runs its Turing kernel where the device or the image is below sm_80 (FP16 only: the
+/// host refuses BF16 there), or where a test forces it.
+template <class In>
+bool turing_path() {
+  if constexpr (!std::is_same_v<In, __half>) {
+    return false;
+  } else {
+    if (forced_turing.load()) return true;
+    return detail::per_device([] {
+      int dev = 0, major = 0;
+      MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+      MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+      return major < 8 || compiled_arch(reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16>)) < 80;
+    });
+  }
 }
+}  // namespace
+
+void set_mma_sync_turing(bool on) { forced_turing.store(on); }
+bool forced_mma_sync_turing() { return forced_turing.load(); }
 
 void set_mma_sync_splits(int splits) {
   MEMLAB_EXPECTS(splits >= 0 && splits <= static_cast<int>(mma_sync_max_splits),
@@ -298,12 +465,21 @@ int blocks_per_sm() {
   });
 }
 
+/// Blocks of the Turing kernel an SM holds, once per device.
+int turing_blocks_per_sm() {
+  return detail::per_device([] {
+    int blocks = 0;
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, mma_sync_turing_kernel<__half>, turing_config::threads, 0));
+    return blocks;
+  });
+}
+
 template <class In>
 int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
   std::int64_t const tiles = ((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
-  // Blocks an SM holds (2 on sm_80 and sm_90, 1 on sm_86/89's 99 KB).
-  int const per_sm = blocks_per_sm<In, 4>();
+  // Blocks an SM holds (2 on sm_80 and sm_90, 1 on sm_86/89's 99 KB; the Turing kernel 2 on a T4).
+  int const per_sm = turing_path<In>() ? turing_blocks_per_sm() : blocks_per_sm<In, 4>();
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
   int const slices = static_cast<int>((k + bk - 1) / bk);
   if (int const forced = forced_splits.load(); forced > 0) return std::max(1, std::min(forced, slices));  // a slice each at least
@@ -321,6 +497,25 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   std::int64_t const blocks = tiles * sp.splits;
   MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
   // mma_sync_split_count's blocks_per_sm has raised each kernel's shared-memory limit on this device, once.
+  if constexpr (std::is_same_v<In, __half>) {
+    if (turing_path<In>()) {  // FP16 below sm_80: the Turing kernel (static shared memory), the same split
+      if (sp.splits > 1) {
+        sp.ws_ld = (p.n + 31) / 32 * 32;
+        detail::stream_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st,
+                                        scratch_pool());
+        sp.ws = static_cast<float*>(ws.get());
+        mma_sync_turing_kernel<In><<<static_cast<unsigned>(blocks), turing_config::threads, 0, st>>>(p, sp);
+        MEMLAB_CHECK_LAUNCH();
+        std::int64_t const vectors = p.m * ((p.n + 3) / 4);
+        unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>((vectors + 255) / 256, std::int64_t{sm_count} * 16));
+        mma_sync_reduce_kernel<typename operand_traits<In>::c16><<<grid, 256, 0, st>>>(p, sp.ws, sp.ws_ld, sp.splits);
+      } else {
+        mma_sync_turing_kernel<In><<<static_cast<unsigned>(blocks), turing_config::threads, 0, st>>>(p, sp);
+      }
+      MEMLAB_CHECK_LAUNCH();
+      return;
+    }
+  }
   if (sp.splits == 1) {
     mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
     MEMLAB_CHECK_LAUNCH();

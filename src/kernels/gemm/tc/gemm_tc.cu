@@ -356,10 +356,15 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
   if (auto why = format_unavailable(needed_for_type, type_text, t.image_arch, t.device_cc, false); !why.empty())
     return why;
   if (rung == gemm_tc_rung::wmma) return {};
-  if (rung == gemm_tc_rung::mma_sync)
-    if (auto why = format_unavailable(arch::cp_async, "cp.async and ldmatrix", t.image_arch, t.device_cc, false);
+  // Rung 2 needs cp.async (sm_80); its FP16 kernel for Turing loads through registers and needs
+  // ldmatrix and mma.sync m16n8k8 (sm_75).
+  if (rung == gemm_tc_rung::mma_sync) {
+    bool const f16 = s.input == gemm_tc_input::f16;
+    if (auto why = format_unavailable(f16 ? 75 : arch::cp_async, f16 ? "ldmatrix and mma.sync m16n8k8" : "cp.async and ldmatrix",
+                                      t.image_arch, t.device_cc, false);
         !why.empty())
       return why;
+  }
   if (s.op_a != gemm_op::n || s.op_b != gemm_op::t)
     return name + " needs op_a = n, op_b = t (both operands K-major); got " + op_text(s.op_a, s.op_b);
   if (!s.aligned)

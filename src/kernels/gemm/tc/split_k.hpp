@@ -49,6 +49,21 @@ inline unsigned mma_sync_splits(std::int64_t tiles, int slices, int slots, doubl
 void set_mma_sync_splits(int splits);
 int forced_mma_sync_splits();
 
+/// Runs rung 2's FP16 calls on its Turing kernel (sm_75: register-staged loads, mma.sync m16n8k8)
+/// on any device, for the calls that follow; false restores the choice by device and image. For
+/// tests. Process-wide, not for concurrent use.
+void set_mma_sync_turing(bool on);
+bool forced_mma_sync_turing();
+
+/// set_mma_sync_turing(true) for the scope's lifetime.
+class mma_sync_turing_scope {
+ public:
+  mma_sync_turing_scope() { set_mma_sync_turing(true); }
+  ~mma_sync_turing_scope() { set_mma_sync_turing(false); }
+  mma_sync_turing_scope(mma_sync_turing_scope const&) = delete;
+  mma_sync_turing_scope& operator=(mma_sync_turing_scope const&) = delete;
+};
+
 /// set_mma_sync_splits(s) for the scope's lifetime, then the rule again.
 class mma_sync_splits_scope {
  public:

@@ -119,11 +119,25 @@ __device__ __forceinline__ void store_pair(problem const& p, std::int64_t row, s
   }
 }
 
-// ---- PTX wrappers (sm_80: cp.async, ldmatrix, mma.sync; sm_90: mbarrier tx, TMA) ----------
+// ---- PTX wrappers (sm_75: ldmatrix, mma.sync m16n8k8; sm_80: cp.async, mma.sync m16n8k16; sm_90: mbarrier tx, TMA) ----
 
 __device__ __forceinline__ std::uint32_t smem_addr(void const* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+/// D += A * B, m16n8k8 with FP16 operands and FP32 accumulators: Turing's mma.sync shape (sm_75).
+__device__ __forceinline__ void mma_m16n8k8_f16(float (&d)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t b0) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(b0));
+}
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 /// 16-byte cp.async that copies the first `src_bytes` (0..16) and zero-fills the rest.
@@ -139,11 +153,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
 }
 /// D += A * B over 32 bytes of K, FP32 accumulators: m16n8k16 for BF16/FP16, m16n8k32 for FP8
 /// E4M3 (sm_89+; the fragments' registers hold the same bytes, 4 FP8 values where 2 16-bit ones).
