@@ -143,6 +143,37 @@ TEST(Transpose, LibraryLeadingDimensionsFloat) {
   MEMLAB_REQUIRE_GPU();
   check_library_leading_dims<float>();
 }
+// 16-bit overloads move the bits: every pattern (NaNs and negative zeros among them) arrives.
+TEST(Transpose, LibrarySixteenBitMovesTheBits) {
+  MEMLAB_REQUIRE_GPU();
+  struct c {
+    std::size_t rows, cols, ld_in, ld_out;
+  };
+  for (auto [rows, cols, ld_in, ld_out] : {c{37, 50, 51, 41}, c{1, 1, 3, 2}, c{300, 7, 7, 333}, c{129, 257, 260, 130}}) {
+    std::vector<std::uint16_t> host((rows - 1) * ld_in + cols);
+    std::uint32_t x = static_cast<std::uint32_t>(rows * 7919 + cols);
+    for (auto& h : host) h = static_cast<std::uint16_t>((x = x * 1664525u + 1013904223u) >> 16);
+    device_buffer<std::uint16_t> in(host.size()), out(cols * ld_out);
+    in.upload(host);
+    out.fill_bytes(0xA5);
+    memlab::transpose(reinterpret_cast<__nv_bfloat16 const*>(in.data()), reinterpret_cast<__nv_bfloat16*>(out.data()), rows, cols,
+                      ld_in, ld_out);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    auto got = out.download();
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t col = 0; col < cols; ++col)
+        ASSERT_EQ(got[col * ld_out + r], host[r * ld_in + col]) << rows << "x" << cols << " at (" << r << ", " << col << ")";
+    for (std::size_t col = 0; col < cols; ++col)  // padding after each output row untouched
+      for (std::size_t r = rows; r < ld_out; ++r) ASSERT_EQ(got[col * ld_out + r], 0xA5A5u);
+    out.fill_bytes(0xA5);
+    memlab::transpose(reinterpret_cast<__half const*>(in.data()), reinterpret_cast<__half*>(out.data()), rows, cols, ld_in, ld_out);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    got = out.download();
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t col = 0; col < cols; ++col) ASSERT_EQ(got[col * ld_out + r], host[r * ld_in + col]);
+  }
+}
+
 TEST(Transpose, LibraryLeadingDimensionsDouble) {
   MEMLAB_REQUIRE_GPU();
   check_library_leading_dims<double>();

@@ -47,4 +47,15 @@ void transpose(double const* in, double* out, std::size_t rows, std::size_t cols
   transpose_impl(in, out, rows, cols, ld_in, ld_out, stream);
 }
 
+void transpose(__nv_bfloat16 const* in, __nv_bfloat16* out, std::size_t rows, std::size_t cols, std::size_t ld_in,
+               std::size_t ld_out, cudaStream_t stream) {
+  transpose_impl(reinterpret_cast<std::uint16_t const*>(in), reinterpret_cast<std::uint16_t*>(out), rows, cols, ld_in, ld_out,
+                 stream);
+}
+void transpose(__half const* in, __half* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
+               cudaStream_t stream) {
+  transpose_impl(reinterpret_cast<std::uint16_t const*>(in), reinterpret_cast<std::uint16_t*>(out), rows, cols, ld_in, ld_out,
+                 stream);
+}
+
 }  // namespace memlab
