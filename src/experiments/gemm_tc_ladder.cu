@@ -128,15 +128,22 @@ bench::verification compare(T const* got, float const* ref, long long m, long lo
   return v;
 }
 
-/// Row-major C = A B^T (A m x k, B stored n x k) through column-major cuBLAS: C^T = B A^T.
-void cublas_gemm(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, int ld, void const* a, void const* b,
-                 void* c) {
+/// Row-major C = op(A) op(B) for any layout through column-major cublasGemmEx: C^T = op(B)^T op(A)^T.
+void cublas_gemm_layout(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, gemm_op oa, gemm_op ob,
+                        void const* a, int lda, void const* b, int ldb, void* c) {
   float const alpha = 1.f, beta = 0.f;
   cudaDataType_t const in = f16 ? CUDA_R_16F : CUDA_R_16BF;
   cudaDataType_t const out = out_f32 ? CUDA_R_32F : in;
   MEMLAB_CUBLAS_CHECK(cublasSetStream(memlab::experiments::cublas(), st));
-  MEMLAB_CUBLAS_CHECK(cublasGemmEx(memlab::experiments::cublas(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, b, in, ld, a,
-                                   in, ld, &beta, c, out, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  MEMLAB_CUBLAS_CHECK(cublasGemmEx(memlab::experiments::cublas(), ob == gemm_op::t ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   oa == gemm_op::t ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, in, ldb, a, in, lda,
+                                   &beta, c, out, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+/// Row-major C = A B^T (A m x k, B stored n x k: the canonical layout), both with row pitch `ld`.
+void cublas_gemm(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, int ld, void const* a, void const* b,
+                 void* c) {
+  cublas_gemm_layout(st, f16, out_f32, m, n, k, gemm_op::n, gemm_op::t, a, ld, b, ld, c);
 }
 
 /// Decode batches stream their weights (docs/timing.md, "Streamed weights"). A point with m <= 128
@@ -208,6 +215,53 @@ lt_pick const& cublaslt_pick(experiments::lt_gemm const& g, std::string const& t
   p.info["rank_in_heuristic"] = best;
   p.info["trial_ms"] = ms;
   return cache.emplace(key, std::move(p)).first->second;
+}
+
+/// The row's peer and its paired timing: cublasGemmEx with its default algorithm (`gemmex`, given
+/// the copy of B to read) and cublasLt at the fastest of its heuristic's candidates (`make_lt`),
+/// checked against `ref` like our output. The faster one that passes is timed again in alternation
+/// with `ours`: at the power cap the clocks move between measurements taken one after the other, and
+/// ratio_to_peer should compare like with like. A cublasLt refusal (no algorithm, a status error)
+/// leaves cublasGemmEx the peer, with the reason in extra.peers: the row itself does not depend on it.
+template <class In, class Out>
+void pair_with_cublas(bench::state& s, weight_ring<In> const& ring, std::function<void(cudaStream_t)> const& ours,
+                      std::function<void(In const*, cudaStream_t)> const& gemmex,
+                      std::function<std::unique_ptr<experiments::lt_gemm>()> const& make_lt, std::string const& lt_key, bool out_f32,
+                      int m, int n, int k, int ld_key, In const* a, In const* b, device_buffer<Out>& peer, float const* ref, double rel,
+                      double abs) {
+  double const gemmex_ms = s.measure_once("cublasGemmEx", ring.launcher(gemmex)).median;
+  nlohmann::json peers = {{"cublasGemmEx_ms", gemmex_ms}};
+  double best_ms = gemmex_ms;
+  std::string best = "cublasGemmEx";
+  std::function<void(cudaStream_t)> best_launch = ring.launcher(gemmex);
+  std::unique_ptr<experiments::lt_gemm> lt_kept;  // outlives the try: the paired timing below runs it
+  try {
+    lt_kept = make_lt();
+    experiments::lt_gemm const& lt = *lt_kept;
+    cudaStream_t const st = s.stream();
+    lt_pick const& pick = cublaslt_pick(lt, lt_key, out_f32, m, n, k, ld_key, a, ring.pointers(), peer.data(), st);
+    peer.fill_bytes(0xFF);
+    lt.run(pick.algo.algo, a, b, peer.data(), st);
+    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+    bench::verification const lt_check = compare(peer.data(), ref, m, n, rel, abs);
+    bool const lt_ok = lt_check.status == bench::verdict::passed;
+    auto const algo = pick.algo.algo;
+    Out* const c = peer.data();
+    auto const lt_launch = ring.launcher([&lt, algo, a, c](In const* bi, cudaStream_t t) { lt.run(algo, a, bi, c, t); });
+    double const lt_ms = s.measure_once("cublasLt", lt_launch).median;
+    peers["cublasLt_ms"] = lt_ms;
+    peers["cublasLt_check"] = lt_ok ? "passed" : lt_check.detail;
+    peers["cublasLt_algo"] = pick.info;
+    if (lt_ok && lt_ms < best_ms) {
+      best_ms = lt_ms;
+      best = "cublasLt";
+      best_launch = ring.launcher([&lt, algo, a, c](In const* bi, cudaStream_t t) { lt.run(algo, a, bi, c, t); });
+    }
+  } catch (memlab::error const& e) {
+    peers["cublasLt_error"] = e.what();
+  }
+  s.set_extra("peers", peers);
+  s.exec_paired(ours, best, best_launch);
 }
 
 /// Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): its row names which, from what the
@@ -296,57 +350,12 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
     set_kernel_extra(s, rung, f16, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), 2 * ld, 2);
     s.add_writes<Out>(mn);
-    // Peer 1: cublasGemmEx with its default algorithm (what a cuBLAS user gets).
-    double const gemmex_ms =
-        s.measure_once("cublasGemmEx",
-                       ring.launcher([&](In const* bi, cudaStream_t t) {
-                         cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), bi, peer.data());
-                       }))
-            .median;
-    // Peer 2: cublasLt at the fastest of its heuristic's candidates, checked like our output.
-    // A cublasLt refusal (no algorithm, a status error) leaves cublasGemmEx the peer, with the
-    // reason in extra.peers: the row itself does not depend on it.
-    nlohmann::json peers = {{"cublasGemmEx_ms", gemmex_ms}};
-    double best_ms = gemmex_ms;
-    std::string best = "cublasGemmEx";
-    std::function<void(cudaStream_t)> best_launch = ring.launcher([&](In const* bi, cudaStream_t t) {
-      cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), bi, peer.data());
-    });
-    std::unique_ptr<experiments::lt_gemm> lt_kept;  // outlives the try: the paired timing below runs it
-    try {
-      cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
-      lt_kept = std::make_unique<experiments::lt_gemm>(in_t, out_f32 ? CUDA_R_32F : in_t, m, n, k, ld);
-      experiments::lt_gemm const& lt = *lt_kept;
-      lt_pick const& pick = cublaslt_pick(lt, f16 ? "f16" : "bf16", out_f32, m, n, k, ld, a.data(), ring.pointers(), peer.data(), st);
-      peer.fill_bytes(0xFF);
-      lt.run(pick.algo.algo, a.data(), b.data(), peer.data(), st);
-      MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
-      bench::verification const lt_check =
-          compare(peer.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k));
-      bool const lt_ok = lt_check.status == bench::verdict::passed;
-      double const lt_ms =
-          s.measure_once("cublasLt", ring.launcher([&](In const* bi, cudaStream_t t) {
-             lt.run(pick.algo.algo, a.data(), bi, peer.data(), t);
-           })).median;
-      peers["cublasLt_ms"] = lt_ms;
-      peers["cublasLt_check"] = lt_ok ? "passed" : lt_check.detail;
-      peers["cublasLt_algo"] = pick.info;
-      if (lt_ok && lt_ms < best_ms) {
-        best_ms = lt_ms;
-        best = "cublasLt";
-        auto const algo = pick.algo.algo;
-        best_launch = ring.launcher([&lt, algo, &a, &peer](In const* bi, cudaStream_t t) {
-          lt.run(algo, a.data(), bi, peer.data(), t);
-        });
-      }
-    } catch (memlab::error const& e) {
-      peers["cublasLt_error"] = e.what();
-    }
-    // The faster peer (chosen from the point's own measurements above, in extra.peers) is timed
-    // again in alternation with ours: at the power cap the clocks move between measurements
-    // taken one after the other, and ratio_to_peer should compare like with like.
-    s.set_extra("peers", peers);
-    s.exec_paired(ours, best, best_launch);
+    // The peers: cublasGemmEx with its default algorithm (what a cuBLAS user gets) and cublasLt at its best.
+    cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
+    pair_with_cublas<In, Out>(
+        s, ring, ours, [&](In const* bi, cudaStream_t t) { cublas_gemm(t, f16, out_f32, m, n, k, ld, a.data(), bi, peer.data()); },
+        [&] { return std::make_unique<experiments::lt_gemm>(in_t, out_f32 ? CUDA_R_32F : in_t, m, n, k, ld); }, f16 ? "f16" : "bf16",
+        out_f32, m, n, k, ld, a.data(), b.data(), peer, ref.data(), rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k));
   };
   if (out_f32) body(static_cast<float*>(nullptr));
   else body(static_cast<In*>(nullptr));
@@ -633,18 +642,6 @@ memlab::bench::registrar const reg_fp8{[] {
 // canonical layout's rung on the copy. Each point runs the library call and the wmma rung (what
 // such a layout ran before the copy existed), both against cuBLAS given the same layout.
 
-/// Row-major C = op(A) op(B) for any layout through column-major cublasGemmEx: C^T = op(B)^T op(A)^T.
-void cublas_gemm_layout(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, gemm_op oa, gemm_op ob,
-                        void const* a, int lda, void const* b, int ldb, void* c) {
-  float const alpha = 1.f, beta = 0.f;
-  cudaDataType_t const in = f16 ? CUDA_R_16F : CUDA_R_16BF;
-  cudaDataType_t const out = out_f32 ? CUDA_R_32F : in;
-  MEMLAB_CUBLAS_CHECK(cublasSetStream(memlab::experiments::cublas(), st));
-  MEMLAB_CUBLAS_CHECK(cublasGemmEx(memlab::experiments::cublas(), ob == gemm_op::t ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                   oa == gemm_op::t ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, in, ldb, a, in, lda,
-                                   &beta, c, out, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
-
 /// `layout`: nt (the canonical one: A m x k, B stored n x k, rows padded to 16 bytes), nn (B stored
 /// k x n, as a plain row-major product), tn (A stored k x m too), tt (A stored k x m), nt_odd (the
 /// canonical layout with rows of A and B k + 1 elements apart: not 16-byte multiples).
@@ -718,44 +715,13 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
                               if (plan.b) detail::gemm_tc::repack_k_major(bi, ob == gemm_op::n, n, k, ldb, pb.data(), ldp, t);
                             })).median);
   }
-  double const gemmex_ms = s.measure_once("cublasGemmEx", ring.launcher([&](In const* bi, cudaStream_t t) {
-                                            cublas_gemm_layout(t, f16, false, m, n, k, oa, ob, a.data(), lda, bi, ldb, peer.data());
-                                          })).median;
-  nlohmann::json peers = {{"cublasGemmEx_ms", gemmex_ms}};
-  double best_ms = gemmex_ms;
-  std::string best = "cublasGemmEx";
-  std::function<void(cudaStream_t)> best_launch = ring.launcher([&](In const* bi, cudaStream_t t) {
-    cublas_gemm_layout(t, f16, false, m, n, k, oa, ob, a.data(), lda, bi, ldb, peer.data());
-  });
-  std::unique_ptr<experiments::lt_gemm> lt_kept;
-  try {
-    cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
-    lt_kept = std::make_unique<experiments::lt_gemm>(in_t, in_t, m, n, k, lda, ldb, oa == gemm_op::t, ob == gemm_op::t);
-    experiments::lt_gemm const& lt = *lt_kept;
-    lt_pick const& pick = cublaslt_pick(lt, std::string(f16 ? "f16|" : "bf16|") + layout + "|" + std::to_string(lda), false, m, n,
-                                        k, ldb, a.data(), ring.pointers(), peer.data(), st);
-    peer.fill_bytes(0xFF);
-    lt.run(pick.algo.algo, a.data(), b.data(), peer.data(), st);
-    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
-    bench::verification const lt_check = compare(peer.data(), ref.data(), m, n, rel_tol("same", f16), abs_tol(k));
-    bool const lt_ok = lt_check.status == bench::verdict::passed;
-    double const lt_ms = s.measure_once("cublasLt", ring.launcher([&](In const* bi, cudaStream_t t) {
-                                          lt.run(pick.algo.algo, a.data(), bi, peer.data(), t);
-                                        })).median;
-    peers["cublasLt_ms"] = lt_ms;
-    peers["cublasLt_check"] = lt_ok ? "passed" : lt_check.detail;
-    peers["cublasLt_algo"] = pick.info;
-    if (lt_ok && lt_ms < best_ms) {
-      best_ms = lt_ms;
-      best = "cublasLt";
-      auto const algo = pick.algo.algo;
-      best_launch = ring.launcher([&lt, algo, &a, &peer](In const* bi, cudaStream_t t) { lt.run(algo, a.data(), bi, peer.data(), t); });
-    }
-  } catch (memlab::error const& e) {
-    peers["cublasLt_error"] = e.what();
-  }
-  s.set_extra("peers", peers);
-  s.exec_paired(ours, best, best_launch);
+  cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
+  pair_with_cublas<In, In>(
+      s, ring, ours,
+      [&](In const* bi, cudaStream_t t) { cublas_gemm_layout(t, f16, false, m, n, k, oa, ob, a.data(), lda, bi, ldb, peer.data()); },
+      [&] { return std::make_unique<experiments::lt_gemm>(in_t, in_t, m, n, k, lda, ldb, oa == gemm_op::t, ob == gemm_op::t); },
+      std::string(f16 ? "f16|" : "bf16|") + layout + "|" + std::to_string(lda), false, m, n, k, ldb, a.data(), b.data(), peer, ref.data(),
+      rel_tol("same", f16), abs_tol(k));
 }
 
 memlab::bench::registrar const reg_layouts{[] {

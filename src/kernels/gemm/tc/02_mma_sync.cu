@@ -77,6 +77,35 @@ struct mma_split {
   std::int64_t ws_ld = 0;
 };
 
+/// A warp's 64 x (8 N8) accumulators out: each m16n8 block holds the pairs (r, c) and (r + 8, c) of
+/// C. With K split, the raw partial sums go to the split's slice of the workspace (ws_ld rounds n up
+/// to 32, so a pair starting inside n fits its row); otherwise alpha, beta and C's type apply.
+template <class In, int N8>
+__device__ __forceinline__ void store_warp_tile(problem const& p, mma_split const& sp, int split, float (&acc)[4][N8][4],
+                                                std::int64_t row0, std::int64_t col0, int lane) {
+  int const g = lane / 4, t4 = lane % 4;
+  auto const each_pair = [&](auto&& put) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < N8; ++j) {
+        std::int64_t const r = row0 + 16 * i + g, c = col0 + 8 * j + 2 * t4;
+        put(r, c, acc[i][j][0], acc[i][j][1]);
+        put(r + 8, c, acc[i][j][2], acc[i][j][3]);
+      }
+  };
+  if (sp.splits > 1) {
+    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
+    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
+      if (r < p.m && c < p.n) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(v0, v1);
+    });
+  } else {
+    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
+      store_pair<typename operand_traits<In>::c16>(p, r, c, v0, v1);
+    });
+  }
+}
+
 template <class In, int Stages = 4>
 __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -219,28 +248,7 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   }
   cp_async_wait<0>();
 
-  // Each m16n8 accumulator holds the pairs (r, c) and (r + 8, c) of C.
-  int const g = lane / 4, t4 = lane % 4;
-  auto const each_pair = [&](auto&& put) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < n8_per_warp; ++j) {
-        std::int64_t const r = row0 + wm + 16 * i + g, c = col0 + wn + 8 * j + 2 * t4;
-        put(r, c, acc[i][j][0], acc[i][j][1]);
-        put(r + 8, c, acc[i][j][2], acc[i][j][3]);
-      }
-  };
-  if (sp.splits > 1) {  // raw partial sums; ws_ld rounds n up to 32, so a pair starting inside n fits its row
-    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
-    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
-      if (r < p.m && c < p.n) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(v0, v1);
-    });
-  } else {
-    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
-      store_pair<typename operand_traits<In>::c16>(p, r, c, v0, v1);
-    });
-  }
+  store_warp_tile<In>(p, sp, split, acc, row0 + wm, col0 + wn, lane);
 #else
   __trap();  // cp.async, ldmatrix and BF16 mma.sync need sm_80 (FP8 sm_89): the host refuses first
 #endif
@@ -363,27 +371,7 @@ __global__ void __launch_bounds__(turing_config::threads, 2) mma_sync_turing_ker
     __syncthreads();
   }
 
-  int const g = lane / 4, t4 = lane % 4;
-  auto const each_pair = [&](auto&& put) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        std::int64_t const r = row0 + wm + 16 * i + g, c = col0 + wn + 8 * j + 2 * t4;
-        put(r, c, acc[i][j][0], acc[i][j][1]);
-        put(r + 8, c, acc[i][j][2], acc[i][j][3]);
-      }
-  };
-  if (sp.splits > 1) {
-    float* const w = sp.ws + static_cast<std::int64_t>(split) * p.m * sp.ws_ld;
-    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
-      if (r < p.m && c < p.n) *reinterpret_cast<float2*>(w + r * sp.ws_ld + c) = make_float2(v0, v1);
-    });
-  } else {
-    each_pair([&](std::int64_t r, std::int64_t c, float v0, float v1) {
-      store_pair<typename operand_traits<In>::c16>(p, r, c, v0, v1);
-    });
-  }
+  store_warp_tile<In>(p, sp, split, acc, row0 + wm, col0 + wn, lane);
 #else
   __trap();  // ldmatrix and mma.sync m16n8k8 need sm_75: the host refuses first
 #endif
