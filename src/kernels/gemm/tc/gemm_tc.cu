@@ -251,7 +251,7 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   gemm_tc_rung chosen = rung;
   // `automatic` with a layout or alignment only wmma takes: where the problem is large enough,
   // the operand that is not K-major and 16-byte aligned is first copied into K-major rows of whole
-  // 16-byte units in stream-ordered scratch (a transpose, or a pitched copy; one read and one
+  // 16-byte units in stream-ordered scratch (a transpose, or a row copy; one read and one
   // write of it), and the rung the canonical layout gets runs on the copy. With no room in the
   // pool for the copy the call stays on wmma. docs/tc-gemm.md, "Other layouts".
   std::optional<detail::stream_scratch> packed_a, packed_b;
