@@ -143,13 +143,17 @@ TEST(Transpose, LibraryLeadingDimensionsFloat) {
   MEMLAB_REQUIRE_GPU();
   check_library_leading_dims<float>();
 }
-// 16-bit overloads move the bits: every pattern (NaNs and negative zeros among them) arrives.
+// 16-bit overloads move the bits: every pattern (NaNs and negative zeros among them) arrives. Even
+// sizes and pitches take the kernel that moves pairs as 32-bit words (whole tiles, partial tiles in
+// either direction), the others the element kernel.
 TEST(Transpose, LibrarySixteenBitMovesTheBits) {
   MEMLAB_REQUIRE_GPU();
   struct c {
     std::size_t rows, cols, ld_in, ld_out;
   };
-  for (auto [rows, cols, ld_in, ld_out] : {c{37, 50, 51, 41}, c{1, 1, 3, 2}, c{300, 7, 7, 333}, c{129, 257, 260, 130}}) {
+  for (auto [rows, cols, ld_in, ld_out] : {c{37, 50, 51, 41}, c{1, 1, 3, 2}, c{300, 7, 7, 333}, c{129, 257, 260, 130},
+                                           c{64, 128, 128, 64}, c{130, 200, 202, 132}, c{1000, 66, 70, 1002}, c{2, 2, 2, 2},
+                                           c{66, 130, 131, 66}}) {
     std::vector<std::uint16_t> host((rows - 1) * ld_in + cols);
     std::uint32_t x = static_cast<std::uint32_t>(rows * 7919 + cols);
     for (auto& h : host) h = static_cast<std::uint16_t>((x = x * 1664525u + 1013904223u) >> 16);

@@ -9,6 +9,7 @@
 #include "kernels/transpose/03_vector_tile.cuh"
 #include "kernels/transpose/04_pipelined.cuh"
 #include "kernels/transpose/05_tile64.cuh"
+#include "kernels/transpose/06_tile64_pairs.cuh"
 #include "memlab/device.hpp"
 #include "memlab/error.hpp"
 
@@ -66,6 +67,25 @@ void launch_tile64(T const* in, T* out, std::size_t rows, std::size_t cols, std:
   MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && row_tiles <= UINT_MAX, "matrix too large");
   dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
   tile64<T><<<grid, dim3(32, 8), 0, stream>>>(in, out, rows, cols, ld_in, ld_out, static_cast<unsigned>(row_tiles));
+  MEMLAB_CHECK_LAUNCH();
+}
+
+/// 16-bit elements: tile64_pairs (32-bit words, whole 128-byte warp accesses) where rows, columns
+/// and leading dimensions are even and both matrices 4-byte aligned; tile64 otherwise.
+inline void launch_transpose_16bit(std::uint16_t const* in, std::uint16_t* out, std::size_t rows, std::size_t cols,
+                                   std::size_t ld_in, std::size_t ld_out, cudaStream_t stream) {
+  bool const pairs = rows % 2 == 0 && cols % 2 == 0 && ld_in % 2 == 0 && ld_out % 2 == 0 &&
+                     reinterpret_cast<std::uintptr_t>(in) % 4 == 0 && reinterpret_cast<std::uintptr_t>(out) % 4 == 0;
+  if (!pairs) {
+    launch_tile64<std::uint16_t>(in, out, rows, cols, ld_in, ld_out, stream);
+    return;
+  }
+  std::size_t const col_tiles = (cols + 63) / 64;
+  std::size_t const row_tiles = (rows + 63) / 64;
+  MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && row_tiles <= UINT_MAX, "matrix too large");
+  dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
+  tile64_pairs<std::uint16_t><<<grid, dim3(32, 8), 0, stream>>>(reinterpret_cast<std::uint32_t const*>(in), reinterpret_cast<std::uint32_t*>(out),
+                                                 rows, cols, ld_in / 2, ld_out / 2, static_cast<unsigned>(row_tiles));
   MEMLAB_CHECK_LAUNCH();
 }
 

@@ -33,7 +33,8 @@ void transpose_impl(T const* in, T* out, std::size_t rows, std::size_t cols, std
   auto const out_end = out_begin + ((cols - 1) * ld_out + rows) * sizeof(T);
   MEMLAB_EXPECTS(in_end <= out_begin || out_end <= in_begin, "in and out overlap (in-place transpose is not supported)");
   using namespace kernels::transpose;
-  launch_tile64<T>(in, out, rows, cols, ld_in, ld_out, stream);
+  if constexpr (sizeof(T) == 2) launch_transpose_16bit(in, out, rows, cols, ld_in, ld_out, stream);
+  else launch_tile64<T>(in, out, rows, cols, ld_in, ld_out, stream);
 }
 
 }  // namespace

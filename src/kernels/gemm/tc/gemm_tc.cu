@@ -104,10 +104,14 @@ void repack_k_major(In const* in, bool transposed, std::int64_t rows, std::int64
     MEMLAB_CHECK_LAUNCH();
     return;
   }
-  // Stored k x rows: its transpose is rows x k. The 64 x 64 tile transpose moves the bits.
-  kernels::transpose::launch_tile64<bits>(reinterpret_cast<bits const*>(in), reinterpret_cast<bits*>(out),
-                                          static_cast<std::size_t>(k), static_cast<std::size_t>(rows),
-                                          static_cast<std::size_t>(ld), static_cast<std::size_t>(ldp), stream);
+  // Stored k x rows: its transpose is rows x k, by memlab::transpose's 64 x 64 tile kernels (on
+  // 32-bit words of two 16-bit elements where the sizes and the alignment allow).
+  auto const r = static_cast<std::size_t>(k), c = static_cast<std::size_t>(rows);
+  auto const li = static_cast<std::size_t>(ld), lo = static_cast<std::size_t>(ldp);
+  if constexpr (sizeof(In) == 2)
+    kernels::transpose::launch_transpose_16bit(reinterpret_cast<bits const*>(in), reinterpret_cast<bits*>(out), r, c, li, lo, stream);
+  else
+    kernels::transpose::launch_tile64<bits>(reinterpret_cast<bits const*>(in), reinterpret_cast<bits*>(out), r, c, li, lo, stream);
 }
 template void repack_k_major<__nv_bfloat16>(__nv_bfloat16 const*, bool, std::int64_t, std::int64_t, std::int64_t,
                                             __nv_bfloat16*, std::int64_t, cudaStream_t);
