@@ -21,7 +21,7 @@
 // image can run. Another layout or alignment (B stored k x n, A stored k x m, odd leading
 // dimensions, misaligned pointers) would run on wmma, at a few percent of the tensor cores:
 // where m x n x k >= 128^3 and a faster rung exists for the canonical layout, `automatic` first
-// copies that operand into K-major rows of whole 16-byte units (a transpose or a pitched copy:
+// copies that operand into K-major rows of whole 16-byte units (a transpose or a row copy:
 // one read and one write of it) in scratch taken from a per-device memlab pool in stream order,
 // and runs that rung on the copy (with no room in the pool for the copy it stays on wmma).
 // A rung named explicitly that cannot take the problem throws. BF16 needs

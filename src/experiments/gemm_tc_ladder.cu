@@ -671,9 +671,13 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
     s.skip(why);
   if (rung == gemm_tc_rung::wmma && 2.0 * m * n * k > 1.05 * 2.0 * 4096.0 * 4096.0 * 4096.0)
     s.skip("too slow at this size: the wmma baseline runs up to 4096^3");
-  // What automatic does here (gemm_tc.cu): the copy's plan, and the rung it runs.
-  bool const a_fast = oa == gemm_op::n && !odd, b_fast = ob == gemm_op::t && !odd;
-  auto const plan = detail::gemm_tc::plan_repack(gs, a_fast, b_fast, target);
+  memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
+  std::size_t const a_elems = static_cast<std::size_t>(a_rows) * lda, b_elems = static_cast<std::size_t>(b_rows) * ldb;
+  std::size_t const mn = static_cast<std::size_t>(m) * n;
+  device_buffer<In> a(a_elems), b(b_elems);
+  // What automatic does with these operands (gemm_tc.cu): the copy's plan, and the rung it runs.
+  auto const plan = detail::gemm_tc::plan_repack(gs, detail::gemm_tc::k_major_ready(oa == gemm_op::n, a.data(), lda, sizeof(In)),
+                                                 detail::gemm_tc::k_major_ready(ob == gemm_op::t, b.data(), ldb, sizeof(In)), target);
   gemm_tc_rung const runs = rung == gemm_tc_rung::wmma ? rung
                             : plan.rung != gemm_tc_rung::automatic ? plan.rung
                                                                     : gemm_tc_select(gs, target);
@@ -681,10 +685,6 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   if (plan.rung != gemm_tc_rung::automatic && rung == gemm_tc_rung::automatic)
     what = std::string("copies ") + (plan.a && plan.b ? "A and B" : plan.a ? "A" : "B") + ", then " + what;
   s.set_extra("kernel", what);
-  memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
-  std::size_t const a_elems = static_cast<std::size_t>(a_rows) * lda, b_elems = static_cast<std::size_t>(b_rows) * ldb;
-  std::size_t const mn = static_cast<std::size_t>(m) * n;
-  device_buffer<In> a(a_elems), b(b_elems);
   device_buffer<float> ref(mn);
   fill_16bit<In><<<4096, 256>>>(a.data(), a_elems, s.seed(), false);
   MEMLAB_CHECK_LAUNCH();
@@ -708,7 +708,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol("same", f16), abs_tol(k)));
   // The copy alone, once (outside the timed row): what the library call adds to the product.
   if (rung == gemm_tc_rung::automatic && plan.rung != gemm_tc_rung::automatic) {
-    std::int64_t const ldp = (k + 7) / 8 * 8;
+    std::int64_t const ldp = (k + 7) / 8 * 8;  // rows of whole 16-byte units, as gemm_tc.cu pitches the copy
     device_buffer<In> pa(plan.a ? static_cast<std::size_t>(m) * ldp : 0), pb(plan.b ? static_cast<std::size_t>(n) * ldp : 0);
     s.set_extra("copy_ms", s.measure_once("copy", ring.launcher([&](In const* bi, cudaStream_t t) {
                               if (plan.a) detail::gemm_tc::repack_k_major(a.data(), oa == gemm_op::t, m, k, lda, pa.data(), ldp, t);
@@ -756,7 +756,7 @@ memlab::bench::registrar const reg_layouts{[] {
              "units. A user's B is often stored k x n (a plain row-major product), A may arrive transposed, and "
              "leading dimensions may be odd. The wmma rung reads all of them, at a few percent of the tensor cores. "
              "`automatic` copies such an operand into K-major scratch first (a transpose through shared memory, or a "
-             "pitched copy) where the product is larger than 128³, then runs the canonical layout's rung; "
+             "row copy) where the product is larger than 128³, then runs the canonical layout's rung; "
              "the row's extra.kernel says what it did and extra.copy_ms what the copy alone took.",
              "The copy moves each element of the operand twice (a read and a write): at 4096³ that is 64 MB against "
              "137 GFLOP, so the call should run within about 10% of the canonical layout's row, far from wmma's.",

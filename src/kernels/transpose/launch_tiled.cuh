@@ -58,15 +58,25 @@ void launch_pipelined(T const* in, T* out, std::size_t rows, std::size_t cols, s
   MEMLAB_CHECK_LAUNCH();
 }
 
+/// The grid of the 64x64-tile kernels: column tiles in x, row tiles in y up to the 65535 limit
+/// (the kernels stride over the rest); the row-tile count is the kernels' last argument.
+struct tile64_grid {
+  dim3 grid;
+  unsigned row_tiles;
+  tile64_grid(std::size_t rows, std::size_t cols) {
+    std::size_t const col_tiles = (cols + 63) / 64, rt = (rows + 63) / 64;
+    MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && rt <= UINT_MAX, "matrix too large");
+    grid = dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(rt, 65535)));
+    row_tiles = static_cast<unsigned>(rt);
+  }
+};
+
 /// Step 10: 64x64 tiles in two 32-column halves.
 template <class T>
 void launch_tile64(T const* in, T* out, std::size_t rows, std::size_t cols, std::size_t ld_in, std::size_t ld_out,
                    cudaStream_t stream) {
-  std::size_t const col_tiles = (cols + 63) / 64;
-  std::size_t const row_tiles = (rows + 63) / 64;
-  MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && row_tiles <= UINT_MAX, "matrix too large");
-  dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
-  tile64<T><<<grid, dim3(32, 8), 0, stream>>>(in, out, rows, cols, ld_in, ld_out, static_cast<unsigned>(row_tiles));
+  tile64_grid const g(rows, cols);
+  tile64<T><<<g.grid, dim3(32, 8), 0, stream>>>(in, out, rows, cols, ld_in, ld_out, g.row_tiles);
   MEMLAB_CHECK_LAUNCH();
 }
 
@@ -80,12 +90,10 @@ inline void launch_transpose_16bit(std::uint16_t const* in, std::uint16_t* out, 
     launch_tile64<std::uint16_t>(in, out, rows, cols, ld_in, ld_out, stream);
     return;
   }
-  std::size_t const col_tiles = (cols + 63) / 64;
-  std::size_t const row_tiles = (rows + 63) / 64;
-  MEMLAB_EXPECTS(col_tiles <= static_cast<std::size_t>(INT_MAX) && row_tiles <= UINT_MAX, "matrix too large");
-  dim3 const grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::size_t>(row_tiles, 65535)));
-  tile64_pairs<std::uint16_t><<<grid, dim3(32, 8), 0, stream>>>(reinterpret_cast<std::uint32_t const*>(in), reinterpret_cast<std::uint32_t*>(out),
-                                                 rows, cols, ld_in / 2, ld_out / 2, static_cast<unsigned>(row_tiles));
+  tile64_grid const g(rows, cols);
+  tile64_pairs<std::uint16_t><<<g.grid, dim3(32, 8), 0, stream>>>(reinterpret_cast<std::uint32_t const*>(in),
+                                                                  reinterpret_cast<std::uint32_t*>(out), rows, cols, ld_in / 2,
+                                                                  ld_out / 2, g.row_tiles);
   MEMLAB_CHECK_LAUNCH();
 }
 

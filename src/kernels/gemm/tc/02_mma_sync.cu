@@ -17,14 +17,16 @@
 // and stream their k range from DRAM: for BF16 and FP16 they run 5 stages where two blocks still
 // fit an SM (split_stages). FP16 below sm_80 (Turing: no cp.async) runs mma_sync_turing_kernel:
 // the same tiles, loads staged through registers, mma.sync m16n8k8.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 
 #include "kernels/gemm/tc/split_k.hpp"
-#include "memlab/arch.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
+#include "memlab/arch.hpp"
 #include "memlab/detail/per_device.hpp"
 #include "memlab/detail/stream_scratch.hpp"
 #include "memlab/error.hpp"
@@ -484,45 +486,28 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   sp.splits = mma_sync_split_count<In>(p.m, p.n, p.k, sm_count);
   std::int64_t const blocks = tiles * sp.splits;
   MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
+  auto const grid = static_cast<unsigned>(blocks);
+  std::optional<detail::stream_scratch> ws;  // the splits' partials
+  if (sp.splits > 1) {
+    sp.ws_ld = (p.n + 31) / 32 * 32;  // 128-byte rows; > n when n is odd, so the last pair stays in its row
+    ws.emplace(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st, scratch_pool());
+    sp.ws = static_cast<float*>(ws->get());
+  }
   // mma_sync_split_count's blocks_per_sm has raised each kernel's shared-memory limit on this device, once.
-  if constexpr (std::is_same_v<In, __half>) {
-    if (turing_path<In>()) {  // FP16 below sm_80: the Turing kernel (static shared memory), the same split
-      if (sp.splits > 1) {
-        sp.ws_ld = (p.n + 31) / 32 * 32;
-        detail::stream_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st,
-                                        scratch_pool());
-        sp.ws = static_cast<float*>(ws.get());
-        mma_sync_turing_kernel<In><<<static_cast<unsigned>(blocks), turing_config::threads, 0, st>>>(p, sp);
-        MEMLAB_CHECK_LAUNCH();
-        std::int64_t const vectors = p.m * ((p.n + 3) / 4);
-        unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>((vectors + 255) / 256, std::int64_t{sm_count} * 16));
-        mma_sync_reduce_kernel<typename operand_traits<In>::c16><<<grid, 256, 0, st>>>(p, sp.ws, sp.ws_ld, sp.splits);
-      } else {
-        mma_sync_turing_kernel<In><<<static_cast<unsigned>(blocks), turing_config::threads, 0, st>>>(p, sp);
-      }
-      MEMLAB_CHECK_LAUNCH();
-      return;
-    }
-  }
-  if (sp.splits == 1) {
-    mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
-    MEMLAB_CHECK_LAUNCH();
-    return;
-  }
-  sp.ws_ld = (p.n + 31) / 32 * 32;  // 128-byte rows; > n when n is odd, so the last pair stays in its row
-  detail::stream_scratch const ws(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st,
-                                  scratch_pool());
-  sp.ws = static_cast<float*>(ws.get());
   constexpr int deep = split_stages<In>;
-  if (deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {  // deeper where it keeps the blocks an SM holds
-    mma_sync_kernel<In, deep><<<static_cast<unsigned>(blocks), Cfg::threads, rung_config_t<deep>::smem_bytes, st>>>(p, sp);
+  if (turing_path<In>()) {  // FP16 below sm_80 (no cp.async): the Turing kernel, static shared memory
+    if constexpr (std::is_same_v<In, __half>) mma_sync_turing_kernel<In><<<grid, turing_config::threads, 0, st>>>(p, sp);
+  } else if (sp.splits > 1 && deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {
+    // The split grid's short blocks run deeper where that keeps the blocks an SM holds.
+    mma_sync_kernel<In, deep><<<grid, Cfg::threads, rung_config_t<deep>::smem_bytes, st>>>(p, sp);
   } else {
-    mma_sync_kernel<In><<<static_cast<unsigned>(blocks), Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+    mma_sync_kernel<In><<<grid, Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
   }
   MEMLAB_CHECK_LAUNCH();
+  if (sp.splits == 1) return;
   std::int64_t const vectors = p.m * ((p.n + 3) / 4);
-  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>((vectors + 255) / 256, std::int64_t{sm_count} * 16));
-  mma_sync_reduce_kernel<typename operand_traits<In>::c16><<<grid, 256, 0, st>>>(p, sp.ws, sp.ws_ld, sp.splits);
+  unsigned const reduce_grid = static_cast<unsigned>(std::min<std::int64_t>((vectors + 255) / 256, std::int64_t{sm_count} * 16));
+  mma_sync_reduce_kernel<typename operand_traits<In>::c16><<<reduce_grid, 256, 0, st>>>(p, sp.ws, sp.ws_ld, sp.splits);
   MEMLAB_CHECK_LAUNCH();
 }
 

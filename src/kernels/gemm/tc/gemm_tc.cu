@@ -15,6 +15,7 @@
 #include "memlab/arch.hpp"
 #include "memlab/detail/per_device.hpp"
 #include "memlab/detail/stream_scratch.hpp"
+#include "memlab/device.hpp"
 #include "memlab/error.hpp"
 #include "memlab/gemm_tc.hpp"
 
@@ -95,10 +96,7 @@ void repack_k_major(In const* in, bool transposed, std::int64_t rows, std::int64
   using bits = std::conditional_t<sizeof(In) == 1, std::uint8_t, std::uint16_t>;
   if (!transposed) {
     std::int64_t const chunks = rows * (ldp * static_cast<std::int64_t>(sizeof(In)) / 16);
-    int dev = 0, sms = 0;
-    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    auto const grid = static_cast<unsigned>(std::min<std::int64_t>((chunks + 255) / 256, std::int64_t{sms} * 16));
+    auto const grid = static_cast<unsigned>(std::min<std::int64_t>((chunks + 255) / 256, std::int64_t{current_device_sm_count()} * 16));
     copy_rows_kernel<bits><<<grid, 256, 0, stream>>>(reinterpret_cast<bits const*>(in), ld, reinterpret_cast<bits*>(out),
                                                      ldp, rows, k);
     MEMLAB_CHECK_LAUNCH();
@@ -259,8 +257,8 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   // write of it), and the rung the canonical layout gets runs on the copy. With no room in the
   // pool for the copy the call stays on wmma. docs/tc-gemm.md, "Other layouts".
   std::optional<detail::stream_scratch> packed_a, packed_b;
-  bool const a_fast = op_a == gemm_op::n && aligned16(a) && lda % ld_multiple == 0;
-  bool const b_fast = op_b == gemm_op::t && aligned16(b) && ldb % ld_multiple == 0;
+  bool const a_fast = k_major_ready(op_a == gemm_op::n, a, lda, sizeof(In));
+  bool const b_fast = k_major_ready(op_b == gemm_op::t, b, ldb, sizeof(In));
   if (rung == gemm_tc_rung::automatic && uses_ab) {
     if (repack_plan const plan = plan_repack(s, a_fast, b_fast, target); plan.rung != gemm_tc_rung::automatic) {
       std::int64_t const ldp = (k + ld_multiple - 1) / ld_multiple * ld_multiple;

@@ -4,6 +4,7 @@
 // layout gets runs on the copy. repack_pays is host code only (tests/cpu/test_gemm_tc_select.cpp).
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "memlab/gemm_tc.hpp"
@@ -21,6 +22,12 @@ constexpr double repack_min_mnk = 2097152.0;  // 2^21
 inline bool repack_pays(std::int64_t m, std::int64_t n, std::int64_t k, bool a, bool b) {
   double const mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   return (a || b) && mnk >= repack_min_mnk;
+}
+
+/// Whether an operand is what the fast rungs read as it is: K-major (`k_major`), its base 16-byte
+/// aligned and its rows (`ld` elements of `elem_bytes`) whole 16-byte units apart.
+inline bool k_major_ready(bool k_major, void const* p, std::int64_t ld, std::size_t elem_bytes) {
+  return k_major && reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * static_cast<std::int64_t>(elem_bytes)) % 16 == 0;
 }
 
 /// What `automatic` does with a problem whose A or B is not K-major and 16-byte aligned (`a_fast`,
