@@ -25,8 +25,7 @@ nlohmann::json to_json(run_plan const& p) {
           {"timing", p.timing},
           {"quick", p.quick},
           {"seed", p.seed},
-          {"ceiling_gbps", opt(p.ceiling_gbps)},
-          {"fp32_peak_tflops", opt(p.fp32_peak_tflops)},
+          {"ceilings", to_json(p.ceilings)},
           {"progress", p.progress},
           {"total_points", p.total_points},
           {"done_points", p.done_points},
@@ -45,8 +44,7 @@ run_plan plan_from_json(nlohmann::json const& j) {
   p.timing = j.at("timing").get<timing_options>();
   p.quick = j.at("quick").get<bool>();
   p.seed = j.at("seed").get<std::uint64_t>();
-  if (!j.at("ceiling_gbps").is_null()) p.ceiling_gbps = j["ceiling_gbps"].get<double>();
-  if (!j.at("fp32_peak_tflops").is_null()) p.fp32_peak_tflops = j["fp32_peak_tflops"].get<double>();
+  p.ceilings = ceilings_from_json(j.at("ceilings"));
   p.progress = j.at("progress").get<bool>();
   p.total_points = j.at("total_points").get<int>();
   p.done_points = j.at("done_points").get<int>();
@@ -198,7 +196,7 @@ execute_result run_experiment(std::string const& id, run_plan const& plan, run_c
   }
   if (status.empty()) status = failed_here ? "failed" : "completed";
   progress.end_experiment(*exp, status, failed_here);
-  sink.end_experiment(id, status, ctx.ceiling_gbps, ctx.fp32_peak_tflops);
+  sink.end_experiment(id, status, ctx.ceilings);
   if (status == "error") return execute_result::context_lost;
   return status == "aborted" ? execute_result::interrupted : execute_result::completed;
 }
@@ -212,8 +210,7 @@ execute_result execute(run_plan const& plan, run_sink& sink, std::atomic<int> co
   nlohmann::json const affinity = bind_near_device(pci_bus_id(dev));
   run_context ctx(dev, plan.timing, plan.quick, plan.seed);
   sink.started(context_info(plan, ctx, affinity));
-  ctx.ceiling_gbps = plan.ceiling_gbps;
-  ctx.fp32_peak_tflops = plan.fp32_peak_tflops;
+  ctx.ceilings = plan.ceilings;
   progress_printer progress(plan);
   for (std::string const& id : plan.experiments) {
     execute_result const r = run_experiment(id, plan, ctx, sink, progress, stop, lost_reason);

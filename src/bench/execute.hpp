@@ -21,7 +21,7 @@ struct run_plan {
   timing_options timing;
   bool quick = false;
   std::uint64_t seed = 0;
-  std::optional<double> ceiling_gbps, fp32_peak_tflops;  ///< measured earlier in the run
+  measured_ceilings ceilings;  ///< measured earlier in the run
   bool progress = true;
   int total_points = 0;    ///< points in the whole run (progress)
   int done_points = 0;     ///< points finished before this slice (progress)
@@ -44,8 +44,8 @@ class run_sink {
   virtual void begin_point(std::string const& id, std::string const& label) = 0;
   virtual void add_row(row const& r) = 0;
   /// status: completed | failed | aborted (stopped by a signal) | error (context lost).
-  virtual void end_experiment(std::string const& id, std::string const& status, std::optional<double> ceiling_gbps,
-                              std::optional<double> fp32_peak_tflops) = 0;
+  /// `ceilings`: the run's measured ceilings after it (what it published included).
+  virtual void end_experiment(std::string const& id, std::string const& status, measured_ceilings const& ceilings) = 0;
 };
 
 enum class execute_result { completed, context_lost, interrupted };

@@ -523,8 +523,7 @@ class record_sink final : public run_sink {
       ++sum_.not_verified;
     }
   }
-  void end_experiment(std::string const& id, std::string const& status, std::optional<double> ceiling_gbps,
-                      std::optional<double> fp32_peak_tflops) override {
+  void end_experiment(std::string const& id, std::string const& status, measured_ceilings const& ceilings) override {
     experiment const* e = registry::instance().find(id);
     // The declaration travels with the rows, so the record alone makes the report.
     experiment unknown;
@@ -534,8 +533,7 @@ class record_sink final : public run_sink {
     entry["status"] = status;
     rec_.meta["experiments"].push_back(std::move(entry));
     if (status == "error") ++sum_.lost_experiments;
-    auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-    rec_.meta["ceilings"] = {{"d2d_copy_gbps", opt(ceiling_gbps)}, {"fp32_peak_tflops", opt(fp32_peak_tflops)}};
+    rec_.meta["ceilings"] = to_json(ceilings);
     rec_.flush();  // a crash later loses only the experiment in flight
   }
 
@@ -601,7 +599,7 @@ void write_header(run_record& record, run_options const& opt, device_info const&
   record.meta["build"] = build_json();
   record.meta["isolation"] = opt.worker_executable.empty() ? "in-process" : "worker process per run slice";
   record.meta["timing"] = timing_policy_json(opt.timing, opt.quick, opt.seed);
-  record.meta["ceilings"] = {{"d2d_copy_gbps", nullptr}, {"fp32_peak_tflops", nullptr}};
+  record.meta["ceilings"] = to_json(measured_ceilings{});
   record.meta["experiments"] = nlohmann::json::array();
   record.flush();
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/ceilings.hpp"
 #include "bench/gpu_monitor.hpp"
 #include "bench/measurement.hpp"
 #include "bench/record.hpp"
@@ -76,8 +77,7 @@ class run_context {
   /// another process has a context on the GPU, or the SM clock under load is below its max.
   nlohmann::json persistence_check(std::ostream& err);
 
-  std::optional<double> ceiling_gbps;
-  std::optional<double> fp32_peak_tflops;
+  measured_ceilings ceilings;  ///< published by the ceilings experiments, carried between slices
   std::map<std::string, measurement> peer_cache;
 
  private:

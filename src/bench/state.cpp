@@ -194,10 +194,12 @@ void state::set_peer(std::string const& name, double peer_median_ms) {
   row_.peer_median_ms = peer_median_ms;
 }
 
-void state::set_ceiling_gbps(double gbps) { ctx_->ceiling_gbps = gbps; }
-void state::set_fp32_peak_tflops(double tflops) { ctx_->fp32_peak_tflops = tflops; }
-std::optional<double> state::ceiling_gbps() const { return ctx_->ceiling_gbps; }
-std::optional<double> state::fp32_peak_tflops() const { return ctx_->fp32_peak_tflops; }
+void state::set_ceiling_gbps(double gbps) { ctx_->ceilings.d2d_copy_gbps = gbps; }
+void state::set_fp32_peak_tflops(double tflops) { ctx_->ceilings.fp32_peak_tflops = tflops; }
+void state::set_tensor_peak_tflops(std::string const& key, double tflops) { ctx_->ceilings.tensor_peak_tflops[key] = tflops; }
+std::optional<double> state::ceiling_gbps() const { return ctx_->ceilings.d2d_copy_gbps; }
+std::optional<double> state::fp32_peak_tflops() const { return ctx_->ceilings.fp32_peak_tflops; }
+std::optional<double> state::tensor_peak_tflops(std::string const& key) const { return ctx_->ceilings.tensor_peak(key); }
 
 void state::skip(std::string reason) { throw skip_exception{std::move(reason)}; }
 
@@ -214,13 +216,17 @@ row state::finish() {
     double const seconds = *r.median_ms * 1e-3;
     if (r.bytes > 0) r.gbps = r.bytes / seconds / 1e9;
     if (r.flops > 0) r.tflops = r.flops / seconds / 1e12;
-    if (r.gbps && ctx_->ceiling_gbps && *ctx_->ceiling_gbps > 0) r.ratio_to_ceiling = *r.gbps / *ctx_->ceiling_gbps;
+    if (auto const c = ctx_->ceilings.d2d_copy_gbps; r.gbps && c && *c > 0) r.ratio_to_ceiling = *r.gbps / *c;
     if (r.peer_median_ms) {
       r.ratio_to_peer = *r.peer_median_ms / *r.median_ms;
     } else if (ceiling_peer && r.ratio_to_ceiling) {
       r.peer = "cudaMemcpy D2D";
       r.ratio_to_peer = r.ratio_to_ceiling;
     }
+  }
+  if (auto const peak = ctx_->ceilings.tensor_peak(tensor_peak_key_); r.tflops && peak && *peak > 0) {
+    r.extra["pct_of_tensor_peak"] = 100.0 * *r.tflops / *peak;
+    r.extra["tensor_peak"] = tensor_peak_key_;
   }
   return r;
 }

@@ -150,9 +150,17 @@ class state {
   void set_ceiling_gbps(double gbps);
   /// Publishes the measured FP32 FMA peak (TFLOP/s) for roofline and % of peak.
   void set_fp32_peak_tflops(double tflops);
+  /// Publishes the measured peak of a tensor-core instruction, keyed "<instruction>.<input>"
+  /// (e.g. "mma_sync.bf16", "wgmma.e4m3"): the ceiling of the GEMM rows that use it.
+  void set_tensor_peak_tflops(std::string const& key, double tflops);
   /// The run's measured ceilings, if measured yet.
   std::optional<double> ceiling_gbps() const;
   std::optional<double> fp32_peak_tflops() const;
+  std::optional<double> tensor_peak_tflops(std::string const& key) const;
+  /// Reads this row against the run's measured peak of the tensor-core instruction `key` issues
+  /// ("mma_sync.bf16", "wgmma.f16", ...): finish() adds extra.pct_of_tensor_peak (and
+  /// extra.tensor_peak, the key) when ceilings.tensor measured it earlier in the run.
+  void compare_with_tensor_peak(std::string key) { tensor_peak_key_ = std::move(key); }
   /// Stops this point, recording it as skipped with `reason` (never returns).
   [[noreturn]] void skip(std::string reason);
   /// Skips unless `kernel`, as compiled into this binary and run on this device, can use
@@ -171,7 +179,8 @@ class state {
 
   double noise_floor_ = 0.0;  ///< set_noise_floor's (0: the harness's alone)
   std::string noise_floor_why_;
-  std::string batch_cache_;   ///< set_batch_cache's (empty: the harness's text)
+  std::string batch_cache_;
+  std::string tensor_peak_key_;  ///< compare_with_tensor_peak's (empty: none)   ///< set_batch_cache's (empty: the harness's text)
   run_context* ctx_;
   experiment const* exp_;
   std::map<std::string, param_value> point_;

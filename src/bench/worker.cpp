@@ -57,15 +57,6 @@ int signal_guard::last_signal() { return g_last_signal.load(); }
 
 // ------------------------------------------------------------------ protocol
 
-namespace {
-nlohmann::json opt(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-std::optional<double> get_opt(nlohmann::json const& j, char const* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<double>();
-}
-}  // namespace
-
 std::string encode_started(nlohmann::json const& info) {
   return nlohmann::json{{"t", "started"}, {"info", info}}.dump();
 }
@@ -76,14 +67,8 @@ std::string encode_point(std::string const& id, std::string const& label) {
   return nlohmann::json{{"t", "point"}, {"id", id}, {"label", label}}.dump();
 }
 std::string encode_row(row const& r) { return nlohmann::json{{"t", "row"}, {"row", to_json(r)}}.dump(); }
-std::string encode_end(std::string const& id, std::string const& status, std::optional<double> ceiling_gbps,
-                       std::optional<double> fp32_peak_tflops) {
-  return nlohmann::json{{"t", "end"},
-                        {"id", id},
-                        {"status", status},
-                        {"ceiling_gbps", opt(ceiling_gbps)},
-                        {"fp32_peak_tflops", opt(fp32_peak_tflops)}}
-      .dump();
+std::string encode_end(std::string const& id, std::string const& status, measured_ceilings const& ceilings) {
+  return nlohmann::json{{"t", "end"}, {"id", id}, {"status", status}, {"ceilings", to_json(ceilings)}}.dump();
 }
 std::string encode_fatal(std::string const& message) {
   return nlohmann::json{{"t", "fatal"}, {"message", message}}.dump();
@@ -104,7 +89,7 @@ std::string decode_line(std::string const& line, run_sink& sink) {
       sink.add_row(row_from_json(j.at("row")));
     } else if (t == "end") {
       sink.end_experiment(j.at("id").get<std::string>(), j.at("status").get<std::string>(),
-                          get_opt(j, "ceiling_gbps"), get_opt(j, "fp32_peak_tflops"));
+                          ceilings_from_json(j.at("ceilings")));
     } else if (t == "fatal") {
       return j.at("message").get<std::string>();
     } else {
@@ -139,9 +124,8 @@ class pipe_sink final : public run_sink {
   void begin_experiment(std::string const& id, int points) override { send(encode_begin(id, points)); }
   void begin_point(std::string const& id, std::string const& label) override { send(encode_point(id, label)); }
   void add_row(row const& r) override { send(encode_row(r)); }
-  void end_experiment(std::string const& id, std::string const& status, std::optional<double> c,
-                      std::optional<double> f) override {
-    send(encode_end(id, status, c, f));
+  void end_experiment(std::string const& id, std::string const& status, measured_ceilings const& c) override {
+    send(encode_end(id, status, c));
   }
   void send(std::string const& line) { write_all(fd_, line + "\n"); }
 
@@ -195,20 +179,18 @@ class tracking_sink final : public run_sink {
     ++points_done;
     out_.add_row(r);
   }
-  void end_experiment(std::string const& id, std::string const& status, std::optional<double> c,
-                      std::optional<double> f) override {
+  void end_experiment(std::string const& id, std::string const& status, measured_ceilings const& c) override {
     ended.insert(id);
     in_flight.clear();
-    ceiling_gbps = c;
-    fp32_peak_tflops = f;
-    out_.end_experiment(id, status, c, f);
+    ceilings.merge(c);
+    out_.end_experiment(id, status, c);
   }
 
   std::string in_flight, label;
   std::set<std::string> ended;
   bool started_any = false;
   int points_done = 0;
-  std::optional<double> ceiling_gbps, fp32_peak_tflops;
+  measured_ceilings ceilings;  ///< what the slice's ended experiments reported
 
  private:
   run_sink& out_;
@@ -317,7 +299,7 @@ void report_worker_death(tracking_sink const& track, worker_end const& end, run_
             (end.fatal.empty() ? std::string() : ": " + end.fatal) + "; the run went on in a fresh process";
   r.repro = "memlab run " + track.in_flight;
   sink.add_row(r);
-  sink.end_experiment(track.in_flight, "error", plan.ceiling_gbps, plan.fp32_peak_tflops);
+  sink.end_experiment(track.in_flight, "error", plan.ceilings);
 }
 
 /// After a worker ended: false when the run is over (everything ran, or the user stopped it),
@@ -331,7 +313,7 @@ bool run_goes_on(std::string const& executable, worker_end const& end, tracking_
   if (signals.load() > 0) {
     // Stopped by the user: the experiment in flight keeps its finished points.
     if (!track.in_flight.empty()) {
-      sink.end_experiment(track.in_flight, "aborted", plan.ceiling_gbps, plan.fp32_peak_tflops);
+      sink.end_experiment(track.in_flight, "aborted", plan.ceilings);
     }
     return false;
   }
@@ -368,8 +350,7 @@ void run_isolated(std::string const& executable, run_plan plan, run_sink& sink, 
     int const status = reap(w);
     points_before += track.points_done;
     for (auto const& id : track.ended) remaining.erase(std::find(remaining.begin(), remaining.end(), id));
-    plan.ceiling_gbps = track.ceiling_gbps ? track.ceiling_gbps : plan.ceiling_gbps;
-    plan.fp32_peak_tflops = track.fp32_peak_tflops ? track.fp32_peak_tflops : plan.fp32_peak_tflops;
+    plan.ceilings.merge(track.ceilings);
     if (!run_goes_on(executable, {status, fatal}, track, plan, sink, signals, remaining)) return;
   }
 }

@@ -8,7 +8,7 @@
 // The worker reports on a pipe, one JSON object a line:
 //   {"t":"started","info":{"image":..,"nvml":..,...}}
 //   {"t":"begin","id":ID,"points":N}   {"t":"point","id":ID,"label":"a=1 b=2"}
-//   {"t":"row","row":{...}}             {"t":"end","id":ID,"status":S,"ceiling_gbps":..,"fp32_peak_tflops":..}
+//   {"t":"row","row":{...}}             {"t":"end","id":ID,"status":S,"ceilings":{..}}
 //   {"t":"fatal","message":TEXT}        (an error before or outside any experiment)
 // and exits 0 (every experiment done), 3 (context lost), 4 (fatal) or 128+signal
 // (stopped by SIGINT/SIGTERM forwarded by the parent).
@@ -30,8 +30,7 @@ std::string encode_started(nlohmann::json const& info);
 std::string encode_begin(std::string const& id, int points);
 std::string encode_point(std::string const& id, std::string const& label);
 std::string encode_row(row const& r);
-std::string encode_end(std::string const& id, std::string const& status, std::optional<double> ceiling_gbps,
-                       std::optional<double> fp32_peak_tflops);
+std::string encode_end(std::string const& id, std::string const& status, measured_ceilings const& ceilings);
 std::string encode_fatal(std::string const& message);
 
 /// Decodes one protocol line into calls on `sink`. Returns the fatal message of a fatal

@@ -104,7 +104,7 @@ void start_record(bench::run_record& rec, bench::experiment const& e, job_header
   m["timing"] = bench::timing_policy_json(h.timing, false, h.seed);
   m["nvml"] = h.nvml;
   m["host_affinity"] = {{"applied", false}, {"reason", "memlab-mpi leaves CPU binding to mpirun (--bind-to)"}};
-  m["ceilings"] = {{"d2d_copy_gbps", nullptr}, {"fp32_peak_tflops", nullptr}};
+  m["ceilings"] = bench::to_json(bench::measured_ceilings{});
   m["mpi"] = h.mpi;
   nlohmann::json entry = bench::declaration_json(e);
   entry["points"] = bench::expand_points(e, false, {}).size();

@@ -101,6 +101,13 @@ std::string ceilings_text(json const& rec) {
     cs += " · FP32 FMA peak **" + fmt(*v) + " TFLOP/s**";
   else
     cs += " · FP32 peak not measured";
+  // Tensor-core peaks (ceilings.tensor), where the run measured them: "mma_sync.bf16 480".
+  if (auto it = ceil.find("tensor_peak_tflops"); it != ceil.end() && it->is_object() && !it->empty()) {
+    std::string t;
+    for (auto const& [key, v] : it->items())
+      if (v.is_number()) t += (t.empty() ? "" : ", ") + key + " " + fmt(v.get<double>());
+    if (!t.empty()) cs += " · tensor peaks (TFLOP/s) " + t;
+  }
   return cs;
 }
 

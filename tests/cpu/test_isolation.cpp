@@ -42,10 +42,12 @@ struct capture_sink final : run_sink {
     rows.push_back(r);
     events.push_back("row " + r.experiment);
   }
-  void end_experiment(std::string const& id, std::string const& status, std::optional<double> c,
-                      std::optional<double> f) override {
+  void end_experiment(std::string const& id, std::string const& status, measured_ceilings const& m) override {
+    auto const c = m.d2d_copy_gbps, f = m.fp32_peak_tflops;
+    std::string tensor;
+    for (auto const& [key, v] : m.tensor_peak_tflops) tensor += " " + key + "=" + std::to_string(static_cast<int>(v));
     events.push_back("end " + id + " " + status + " " + (c ? std::to_string(static_cast<int>(*c)) : "-") + " " +
-                     (f ? std::to_string(static_cast<int>(*f)) : "-"));
+                     (f ? std::to_string(static_cast<int>(*f)) : "-") + tensor);
   }
 };
 
@@ -67,15 +69,18 @@ TEST(WorkerProtocol, EveryEventSurvivesTheRoundTrip) {
   r.error = "boom";
   r.check.status = verdict::failed;
   capture_sink sink;
+  measured_ceilings ended_with;
+  ended_with.d2d_copy_gbps = 4100.5;
+  ended_with.tensor_peak_tflops = {{"mma_sync.bf16", 480.2}, {"wgmma.e4m3", 1300.9}};
   for (auto const& line : {encode_started({{"image", {{"description", "sm_90a SASS"}}}}), encode_begin("coalescing.offset", 7),
                            encode_point("coalescing.offset", "offset=3"), encode_row(r),
-                           encode_end("coalescing.offset", "failed", 4100.5, std::nullopt)}) {
+                           encode_end("coalescing.offset", "failed", ended_with)}) {
     EXPECT_EQ(line.find('\n'), std::string::npos) << "one event, one line";
     EXPECT_EQ(decode_line(line, sink), "");
   }
   std::vector<std::string> const want = {"started sm_90a SASS", "begin coalescing.offset 7",
                                          "point coalescing.offset offset=3", "row coalescing.offset",
-                                         "end coalescing.offset failed 4100 -"};
+                                         "end coalescing.offset failed 4100 - mma_sync.bf16=480 wgmma.e4m3=1300"};
   EXPECT_EQ(sink.events, want);
   ASSERT_EQ(sink.rows.size(), 1u);
   EXPECT_EQ(sink.rows[0].params["offset"], 3);
@@ -105,7 +110,8 @@ TEST(RunPlan, RoundTripsThroughJson) {
   p.timing.warmup = 3;
   p.quick = true;
   p.seed = 42;
-  p.ceiling_gbps = 4100.0;
+  p.ceilings.d2d_copy_gbps = 4100.0;
+  p.ceilings.tensor_peak_tflops["wgmma.bf16"] = 650.5;
   p.total_points = 30;
   p.done_points = 12;
   p.elapsed_s = 3.5;
@@ -121,8 +127,10 @@ TEST(RunPlan, RoundTripsThroughJson) {
   EXPECT_EQ(q.timing.warmup, 3);
   EXPECT_TRUE(q.quick);
   EXPECT_EQ(q.seed, 42u);
-  EXPECT_EQ(*q.ceiling_gbps, 4100.0);
-  EXPECT_FALSE(q.fp32_peak_tflops.has_value());
+  EXPECT_EQ(*q.ceilings.d2d_copy_gbps, 4100.0);
+  EXPECT_FALSE(q.ceilings.fp32_peak_tflops.has_value());
+  EXPECT_EQ(q.ceilings.tensor_peak("wgmma.bf16"), 650.5);
+  EXPECT_FALSE(q.ceilings.tensor_peak("mma_sync.bf16").has_value());
   EXPECT_EQ(q.done_points, 12);
 }
 
@@ -284,4 +292,29 @@ TEST(Signals, ASecondSigintStopsAtOnceWithTheRecordIntact) {
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_LT(s, 4.5) << "the 5 s experiment was not waited for";
   ASSERT_TRUE(r.record.is_object()) << "the record on disk is valid JSON: " << r.err;
+}
+
+TEST(MeasuredCeilings, ALaterSliceAddsToWhatEarlierOnesMeasured) {
+  measured_ceilings early, later;
+  early.d2d_copy_gbps = 3000.0;
+  early.fp32_peak_tflops = 60.0;
+  early.tensor_peak_tflops = {{"mma_sync.bf16", 400.0}, {"wgmma.bf16", 700.0}};
+  later.fp32_peak_tflops = 61.0;
+  later.tensor_peak_tflops = {{"wgmma.bf16", 710.0}, {"wgmma.e4m3", 1400.0}};
+  early.merge(later);
+  EXPECT_EQ(*early.d2d_copy_gbps, 3000.0);  // not measured again: kept
+  EXPECT_EQ(*early.fp32_peak_tflops, 61.0);
+  EXPECT_EQ(early.tensor_peak("mma_sync.bf16"), 400.0);
+  EXPECT_EQ(early.tensor_peak("wgmma.bf16"), 710.0);
+  EXPECT_EQ(early.tensor_peak("wgmma.e4m3"), 1400.0);
+}
+
+TEST(MeasuredCeilings, OldRecordsWithoutTensorPeaksStillRead) {
+  auto const c = ceilings_from_json(nlohmann::json::parse(R"({"d2d_copy_gbps": 2900.0, "fp32_peak_tflops": null})"));
+  EXPECT_EQ(*c.d2d_copy_gbps, 2900.0);
+  EXPECT_FALSE(c.fp32_peak_tflops.has_value());
+  EXPECT_TRUE(c.tensor_peak_tflops.empty());
+  auto const back = ceilings_from_json(to_json(c));
+  EXPECT_EQ(*back.d2d_copy_gbps, 2900.0);
+  EXPECT_TRUE(to_json(c).at("tensor_peak_tflops").is_object());
 }
