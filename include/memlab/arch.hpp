@@ -33,6 +33,11 @@ struct kernel_image {
 /// code the current device can run. Constant per (kernel, device): kept after the first query.
 kernel_image image_of(void const* kernel);
 
+/// True when this binary's code for the current device was compiled for sm_90a (wgmma,
+/// setmaxnreg: compiled_arch says 90 for both sm_90 and sm_90a). Asked once per device, by a
+/// one-thread probe kernel.
+bool image_has_sm90a();
+
 /// image_of(kernel).ptx_arch: the architecture `kernel`'s instructions were chosen for.
 int compiled_arch(void const* kernel);
 

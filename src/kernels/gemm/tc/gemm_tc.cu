@@ -23,14 +23,6 @@ namespace memlab {
 namespace detail::gemm_tc {
 namespace {
 
-__global__ void sm90a_probe_kernel(int* out) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  *out = 1;
-#else
-  *out = 0;
-#endif
-}
-
 PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   static PFN_cuTensorMapEncodeTiled_v12000 const fn = [] {
     void* f = nullptr;
@@ -117,22 +109,6 @@ template void repack_k_major<__half>(__half const*, bool, std::int64_t, std::int
                                      cudaStream_t);
 template void repack_k_major<__nv_fp8_e4m3>(__nv_fp8_e4m3 const*, bool, std::int64_t, std::int64_t, std::int64_t,
                                             __nv_fp8_e4m3*, std::int64_t, cudaStream_t);
-
-bool image_has_sm90a() {
-  return detail::per_device([] {
-    if (compiled_arch(reinterpret_cast<void const*>(sm90a_probe_kernel)) < 90) return false;
-    int* d = nullptr;
-    int h = 0;
-    MEMLAB_CUDA_CHECK(cudaMalloc(&d, sizeof(int)));
-    sm90a_probe_kernel<<<1, 1>>>(d);
-    cudaError_t const launched = cudaGetLastError();
-    cudaError_t const copied = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
-    MEMLAB_CUDA_CHECK_NOTHROW(cudaFree(d));
-    MEMLAB_CUDA_CHECK(launched);
-    MEMLAB_CUDA_CHECK(copied);
-    return h == 1;
-  });
-}
 
 void make_tensor_map(void* tmap, void const* base, gemm_tc_input type, std::int64_t rows, std::int64_t k, std::int64_t ld,
                      int box_rows) {
@@ -336,7 +312,7 @@ gemm_tc_target gemm_tc_current_target() {
   MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   gemm_tc_target t;
   t.image_arch = compiled_arch(detail::gemm_tc::kernel_mma_sync());
-  t.sm90a = t.image_arch >= 90 && detail::gemm_tc::image_has_sm90a();
+  t.sm90a = t.image_arch >= 90 && memlab::image_has_sm90a();
   t.device_cc = major * 10 + minor;
   t.smem_per_block_optin_bytes = static_cast<std::size_t>(optin);
   t.sm_count = sms;

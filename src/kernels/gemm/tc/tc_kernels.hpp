@@ -36,11 +36,6 @@ std::size_t smem_tma_wgmma();
 std::size_t smem_warp_specialized();
 std::size_t smem_cluster();
 
-/// True when the image running on the current device holds the sm_90a features (wgmma,
-/// setmaxnreg): compiled_arch says 90 for both sm_90 and sm_90a, so a probe kernel reports
-/// __CUDA_ARCH_FEAT_SM90_ALL (one launch per device, cached).
-bool image_has_sm90a();
-
 /// The launch of `grid` blocks of `threads` with `smem` bytes of dynamic shared memory on `st`,
 /// in clusters of `cluster` blocks along x (no cluster attribute when `cluster` is 1); `attr`
 /// (two of them) must outlive the configuration. For cudaLaunchKernelEx and
