@@ -289,6 +289,18 @@ int row_pitch(bench::state& s, int k, int elem_bytes) {
   return (k + per - 1) / per * per;
 }
 
+/// The row is read against the measured peak of the instruction its rung issues (ceilings.tensor):
+/// mma.sync for rungs 1-2 (wmma compiles to the same HMMA), wgmma for rungs 3-6.
+void set_tensor_peak(bench::state& s, gemm_tc_rung ran, gemm_tc_input input) {
+  char const* const type = input == gemm_tc_input::f16 ? "f16" : input == gemm_tc_input::e4m3 ? "e4m3" : "bf16";
+  bool const hmma = ran == gemm_tc_rung::wmma || ran == gemm_tc_rung::mma_sync;
+  s.compare_with_tensor_peak(std::string(hmma ? "mma_sync." : "wgmma.") + type);
+}
+
+memlab::bench::metric tensor_peak_metric() {
+  return {"extra.pct_of_tensor_peak", "%", "TFLOP/s / the run's measured peak of the rung's instruction (ceilings.tensor)"};
+}
+
 /// What both point functions below share: the point's sizes, A and B's row pitch in elements
 /// (k rounded up to the point's row alignment, in params.ld), and the skip where the rung cannot
 /// run the input type on this device or image.
@@ -306,7 +318,9 @@ point_dims begin_point(bench::state& s, gemm_tc_rung rung, shape sh, gemm_tc_inp
   gs.n = d.n;
   gs.k = d.k;
   gs.input = input;
-  if (auto why = gemm_tc_unavailable(rung, gs, gemm_tc_current_target()); !why.empty()) s.skip(why);
+  gemm_tc_target const target = gemm_tc_current_target();
+  if (auto why = gemm_tc_unavailable(rung, gs, target); !why.empty()) s.skip(why);
+  set_tensor_peak(s, rung == gemm_tc_rung::automatic ? gemm_tc_select(gs, target) : rung, input);
   d.ld = row_pitch(s, d.k, elem_bytes);
   s.result().params["ld"] = d.ld;
   d.mk = static_cast<std::size_t>(d.m) * d.ld;
@@ -503,6 +517,8 @@ memlab::bench::registrar const reg{[] {
   e.describe_axis("shape", "", "n (a cube n x n x n) or m x n x k; A is m x k row-major, B is stored n x k (y = x W^T); "
                                "m = 128: a decode batch of 128 tokens, 128x8192x28672 a 70B model's down projection");
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx (default algo) and cublasLt (best of 8 heuristic algos)")};
+  e.metrics.push_back(tensor_peak_metric());
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
   e.headline = best_row("Does the best tensor-core rung pass cuBLAS on BF16 8192³?",
                         {{"shape", {"8192"}}, {"dtype", {"bf16"}}, {"out", {"same"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"A tensor-core GEMM built one idea at a time, each rung verified against cublasGemmEx (FP32 compute) and "
@@ -556,6 +572,8 @@ memlab::bench::registrar const reg_bits{[] {
                   "output the input type, FP32 accumulation");
   e.describe_axis("shape", "", "n (a cube) or m x n x k, as gemm.tc_ladder");
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
+  e.metrics.push_back(tensor_peak_metric());
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
   e.headline = best_row("Does FP16 holding BF16's values run at BF16's speed?",
                         {{"shape", {"8192"}}, {"variant", {"cluster"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"The same kernels on three inputs of the same shape: BF16, FP16, and FP16 whose values were rounded to "
@@ -610,6 +628,8 @@ memlab::bench::registrar const reg_fp8{[] {
                                "m = 128: a decode batch of 128 tokens, 128x8192x28672 a 70B model's down projection");
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("cublasLt's FP8 GEMM with fast accumulation, the fastest of its heuristic's 8 candidates")};
+  e.metrics.push_back(tensor_peak_metric());
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
   e.headline = best_row("Does the best FP8 rung reach cublasLt's FP8 GEMM at 8192³?", {{"shape", {"8192"}}, {"out", {"bf16"}}},
                         "median_ms", "ratio_to_peer");
   e.prose = {"The ladder's rungs with FP8 (E4M3) operands: rung 2's mma.sync m16n8k32 from the same 64-byte shared rows "
@@ -685,6 +705,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   if (plan.rung != gemm_tc_rung::automatic && rung == gemm_tc_rung::automatic)
     what = std::string("copies ") + (plan.a && plan.b ? "A and B" : plan.a ? "A" : "B") + ", then " + what;
   s.set_extra("kernel", what);
+  set_tensor_peak(s, runs, f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16);
   device_buffer<float> ref(mn);
   fill_16bit<In><<<4096, 256>>>(a.data(), a_elems, s.seed(), false);
   MEMLAB_CHECK_LAUNCH();
@@ -750,6 +771,8 @@ memlab::bench::registrar const reg_layouts{[] {
   e.describe_axis("shape", "", "n (a cube) or m x n x k; m = 16 and 128: decode batches (B from DRAM, as in gemm.tc_ladder)");
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx (default algo) and cublasLt (best of 8), given the same layout")};
+  e.metrics.push_back(tensor_peak_metric());
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
   e.headline = best_row("Does a row-major B (k x n) run near cuBLAS at 4096³?", {{"shape", {"4096"}}, {"layout", {"nn"}}, {"dtype", {"bf16"}}},
                         "median_ms", "ratio_to_peer");
   e.prose = {"The fast rungs read one layout: both operands K-major (A m x k, B stored n x k) in rows of whole 16-byte "
@@ -817,6 +840,8 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
                                 "GEMM with fast accumulation (best of 8)")};
+  e.metrics.push_back(tensor_peak_metric());
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
   row_filter same_c = {{"shape", {t.headline_shape}}, {"dtype", {"bf16"}}};
   if (t.out_axis) same_c.push_back({"out", {"same"}});
   e.headline = best_row(t.question, same_c, "median_ms", "ratio_to_peer");
@@ -957,6 +982,8 @@ memlab::bench::registrar const reg_split_k{[] {
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
                                 "GEMM with fast accumulation (best of 8)")};
+  e.metrics.push_back(tensor_peak_metric());
+  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
   e.headline = best_row("How much of cuBLAS does rung 2 reach on a decode batch (128x4096x4096)?",
                         {{"shape", {"128x4096x4096"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"Rung 2, mma.sync fed by a cp.async pipeline, is what an A100, an RTX 30/40 or an L4 runs. Its 128 x 128 tiles "
