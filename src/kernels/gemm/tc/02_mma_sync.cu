@@ -79,6 +79,30 @@ struct mma_split {
   std::int64_t ws_ld = 0;
 };
 
+/// M tiles a group walks before moving right (grouped_tile): 8 x 128 rows of A stay in L2 while
+/// the group sweeps B's columns, where walking down M first (one column of B at a time) streams
+/// all of A again for every few columns once A outgrows L2 (8192^3: 128 MiB).
+inline constexpr int mma_sync_group_m = 8;
+
+/// This block's tile origin (row0, col0) and split: block x runs split x / tiles of tile x % tiles,
+/// the tiles in mma_sync_group_m-tall groups (Grouped), or down M first, one column of B at a
+/// time (the FP8 kernel: the group's arithmetic made it spill 108 bytes).
+template <bool Grouped>
+__device__ __forceinline__ int mma_sync_tile(problem const& p, int bm, int bn, std::int64_t& row0, std::int64_t& col0) {
+  std::int64_t const tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, tiles = tiles_m * tiles_n;
+  std::int64_t const tile = static_cast<std::int64_t>(blockIdx.x) % tiles;
+  if constexpr (Grouped) {
+    int tm = 0, tn = 0;
+    grouped_tile(static_cast<int>(tile), static_cast<int>(tiles_m), static_cast<int>(tiles_n), mma_sync_group_m, tm, tn);
+    row0 = static_cast<std::int64_t>(tm) * bm;
+    col0 = static_cast<std::int64_t>(tn) * bn;
+  } else {
+    row0 = (tile % tiles_m) * bm;
+    col0 = (tile / tiles_m) * bn;
+  }
+  return static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / tiles);
+}
+
 /// A warp's 64 x (8 N8) accumulators out: each m16n8 block holds the pairs (r, c) and (r + 8, c) of
 /// C. With K split, the raw partial sums go to the split's slice of the workspace (ws_ld rounds n up
 /// to 32, so a pair starting inside n fits its row); otherwise alpha, beta and C's type apply.
@@ -118,13 +142,10 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
   constexpr int tile_elems = Cfg::tile_bytes / e, n8_per_warp = Cfg::n8_per_warp, warps_n = bn / Cfg::warp_n;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   In* smem = reinterpret_cast<In*>(smem_raw);
-  std::int64_t const tiles_m = (p.m + bm - 1) / bm, tiles = tiles_m * ((p.n + bn - 1) / bn);
-  // Blocks walk down M first: neighbours share the B tile. With K split, block x runs split
-  // x / tiles of tile x % tiles (neighbours share A's k range).
-  std::int64_t const tile = static_cast<std::int64_t>(blockIdx.x) % tiles;
-  int const split = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / tiles);
-  std::int64_t const row0 = (tile % tiles_m) * bm;
-  std::int64_t const col0 = (tile / tiles_m) * bn;
+  // Blocks walk the tiles in groups of mma_sync_group_m along M (mma_sync_tile). With K split,
+  // block x runs split x / tiles of tile x % tiles (neighbours share A's k range).
+  std::int64_t row0, col0;
+  int const split = mma_sync_tile<sizeof(In) == 2>(p, bm, bn, row0, col0);
   int const tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   int const wm = (warp / warps_n) * 64, wn = (warp % warps_n) * Cfg::warp_n;
   In const* a = static_cast<In const*>(p.a);
@@ -277,10 +298,8 @@ __global__ void __launch_bounds__(turing_config::threads, 2) mma_sync_turing_ker
   constexpr int bm = Cfg::bm, bn = Cfg::bn, bk = Cfg::bk, threads = Cfg::threads, chunk_elems = Cfg::chunk_elems;
   constexpr int tile_elems = Cfg::tile_elems, a_iters = Cfg::a_iters, b_iters = Cfg::b_iters;
   __shared__ __align__(128) std::uint16_t smem[2 * tile_elems];
-  std::int64_t const tiles_m = (p.m + bm - 1) / bm, tiles = tiles_m * ((p.n + bn - 1) / bn);
-  std::int64_t const tile = static_cast<std::int64_t>(blockIdx.x) % tiles;
-  int const split = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / tiles);
-  std::int64_t const row0 = (tile % tiles_m) * bm, col0 = (tile / tiles_m) * bn;
+  std::int64_t row0, col0;
+  int const split = mma_sync_tile<true>(p, bm, bn, row0, col0);
   int const tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   int const wm = (warp / 2) * 64, wn = (warp % 2) * 64;
   auto const* a = static_cast<std::uint16_t const*>(p.a);
