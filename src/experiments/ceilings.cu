@@ -115,19 +115,8 @@ void tensor_peak_point(state& s) {
     out.fill_bytes(0xFF);  // NaN: an accumulator never written fails
     detail::tensor_peak(ins, in, a.data(), b.data(), out.data(), blocks, its, s.stream());
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
-    std::vector<float> const got = out.download();
-    std::vector<double> want, scale;
-    detail::tensor_peak_reference(ops, blocks, its, want, scale);
-    std::size_t bad = 0;
     std::string first;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      double const err = std::fabs(static_cast<double>(got[i]) - want[i]);
-      if (!(err <= rel * scale[i] + 1e-30)) {  // NaN fails
-        if (bad++ == 0)
-          first = "accumulator " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]) +
-                  " after " + std::to_string(its) + " iterations";
-      }
-    }
+    std::size_t const bad = detail::tensor_peak_mismatches(ops, out.download(), blocks, its, rel, &first);
     return std::make_pair(bad, first);
   };
   auto const [bad_short, first_short] = check(2, std::ldexp(1.0, -10));

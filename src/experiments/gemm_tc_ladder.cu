@@ -297,8 +297,22 @@ void set_tensor_peak(bench::state& s, gemm_tc_rung ran, gemm_tc_input input) {
   s.compare_with_tensor_peak(std::string(hmma ? "mma_sync." : "wgmma.") + type);
 }
 
-memlab::bench::metric tensor_peak_metric() {
-  return {"extra.pct_of_tensor_peak", "%", "TFLOP/s / the run's measured peak of the rung's instruction (ceilings.tensor)"};
+/// Declares the rows' extra.pct_of_tensor_peak, and has the run measure the ceilings (ceilings.tensor
+/// among them) before the experiment.
+void read_against_tensor_peak(memlab::bench::experiment& e) {
+  e.metrics.push_back({"extra.pct_of_tensor_peak", "%", "TFLOP/s / the run's measured peak of the rung's instruction (ceilings.tensor)"});
+  e.ceiling = memlab::bench::ceiling_relation::ratio;
+}
+
+/// A and B filled with the point's seeded values (seed, seed ^ 0x5bd1e995), ready on return.
+template <class In>
+void fill_operands(bench::state& s, device_buffer<In>& a, std::size_t a_elems, device_buffer<In>& b, std::size_t b_elems,
+                   bool bf16_values) {
+  fill_16bit<In><<<4096, 256>>>(a.data(), a_elems, s.seed(), bf16_values);
+  MEMLAB_CHECK_LAUNCH();
+  fill_16bit<In><<<4096, 256>>>(b.data(), b_elems, s.seed() ^ 0x5bd1e995u, bf16_values);
+  MEMLAB_CHECK_LAUNCH();
+  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 /// What both point functions below share: the point's sizes, A and B's row pitch in elements
@@ -340,11 +354,7 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
   device_buffer<In> a(mk), b(nk);
   device_buffer<float> ref(mn);
-  fill_16bit<In><<<4096, 256>>>(a.data(), mk, s.seed(), bf16_values);
-  MEMLAB_CHECK_LAUNCH();
-  fill_16bit<In><<<4096, 256>>>(b.data(), nk, s.seed() ^ 0x5bd1e995u, bf16_values);
-  MEMLAB_CHECK_LAUNCH();
-  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  fill_operands(s, a, mk, b, nk, bf16_values);
   cudaStream_t const st = s.stream();
   cublas_gemm(st, f16, true, m, n, k, ld, a.data(), b.data(), ref.data());
   double const flops = 2.0 * m * n * k;
@@ -517,8 +527,7 @@ memlab::bench::registrar const reg{[] {
   e.describe_axis("shape", "", "n (a cube n x n x n) or m x n x k; A is m x k row-major, B is stored n x k (y = x W^T); "
                                "m = 128: a decode batch of 128 tokens, 128x8192x28672 a 70B model's down projection");
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx (default algo) and cublasLt (best of 8 heuristic algos)")};
-  e.metrics.push_back(tensor_peak_metric());
-  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
+  read_against_tensor_peak(e);
   e.headline = best_row("Does the best tensor-core rung pass cuBLAS on BF16 8192³?",
                         {{"shape", {"8192"}}, {"dtype", {"bf16"}}, {"out", {"same"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"A tensor-core GEMM built one idea at a time, each rung verified against cublasGemmEx (FP32 compute) and "
@@ -572,8 +581,7 @@ memlab::bench::registrar const reg_bits{[] {
                   "output the input type, FP32 accumulation");
   e.describe_axis("shape", "", "n (a cube) or m x n x k, as gemm.tc_ladder");
   e.metrics = {metrics::time(), metrics::tflops(), metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs")};
-  e.metrics.push_back(tensor_peak_metric());
-  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
+  read_against_tensor_peak(e);
   e.headline = best_row("Does FP16 holding BF16's values run at BF16's speed?",
                         {{"shape", {"8192"}}, {"variant", {"cluster"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"The same kernels on three inputs of the same shape: BF16, FP16, and FP16 whose values were rounded to "
@@ -628,8 +636,7 @@ memlab::bench::registrar const reg_fp8{[] {
                                "m = 128: a decode batch of 128 tokens, 128x8192x28672 a 70B model's down projection");
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("cublasLt's FP8 GEMM with fast accumulation, the fastest of its heuristic's 8 candidates")};
-  e.metrics.push_back(tensor_peak_metric());
-  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
+  read_against_tensor_peak(e);
   e.headline = best_row("Does the best FP8 rung reach cublasLt's FP8 GEMM at 8192³?", {{"shape", {"8192"}}, {"out", {"bf16"}}},
                         "median_ms", "ratio_to_peer");
   e.prose = {"The ladder's rungs with FP8 (E4M3) operands: rung 2's mma.sync m16n8k32 from the same 64-byte shared rows "
@@ -707,11 +714,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.set_extra("kernel", what);
   set_tensor_peak(s, runs, f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16);
   device_buffer<float> ref(mn);
-  fill_16bit<In><<<4096, 256>>>(a.data(), a_elems, s.seed(), false);
-  MEMLAB_CHECK_LAUNCH();
-  fill_16bit<In><<<4096, 256>>>(b.data(), b_elems, s.seed() ^ 0x5bd1e995u, false);
-  MEMLAB_CHECK_LAUNCH();
-  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  fill_operands(s, a, a_elems, b, b_elems, false);
   cudaStream_t const st = s.stream();
   cublas_gemm_layout(st, f16, true, m, n, k, oa, ob, a.data(), lda, b.data(), ldb, ref.data());
   s.add_flops(2.0 * m * n * k);
@@ -771,8 +774,7 @@ memlab::bench::registrar const reg_layouts{[] {
   e.describe_axis("shape", "", "n (a cube) or m x n x k; m = 16 and 128: decode batches (B from DRAM, as in gemm.tc_ladder)");
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx (default algo) and cublasLt (best of 8), given the same layout")};
-  e.metrics.push_back(tensor_peak_metric());
-  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
+  read_against_tensor_peak(e);
   e.headline = best_row("Does a row-major B (k x n) run near cuBLAS at 4096³?", {{"shape", {"4096"}}, {"layout", {"nn"}}, {"dtype", {"bf16"}}},
                         "median_ms", "ratio_to_peer");
   e.prose = {"The fast rungs read one layout: both operands K-major (A m x k, B stored n x k) in rows of whole 16-byte "
@@ -840,8 +842,7 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
                                 "GEMM with fast accumulation (best of 8)")};
-  e.metrics.push_back(tensor_peak_metric());
-  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
+  read_against_tensor_peak(e);
   row_filter same_c = {{"shape", {t.headline_shape}}, {"dtype", {"bf16"}}};
   if (t.out_axis) same_c.push_back({"out", {"same"}});
   e.headline = best_row(t.question, same_c, "median_ms", "ratio_to_peer");
@@ -982,8 +983,7 @@ memlab::bench::registrar const reg_split_k{[] {
   e.metrics = {metrics::time(), metrics::tflops(),
                metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
                                 "GEMM with fast accumulation (best of 8)")};
-  e.metrics.push_back(tensor_peak_metric());
-  e.ceiling = memlab::bench::ceiling_relation::ratio;  // the ceilings (ceilings.tensor among them) run first
+  read_against_tensor_peak(e);
   e.headline = best_row("How much of cuBLAS does rung 2 reach on a decode batch (128x4096x4096)?",
                         {{"shape", {"128x4096x4096"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"Rung 2, mma.sync fed by a cp.async pipeline, is what an A100, an RTX 30/40 or an L4 runs. Its 128 x 128 tiles "

@@ -7,11 +7,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <random>
+#include <string>
 
 #include "kernels/ceilings/tensor_peak.hpp"
 #include "kernels/gemm/tc/tc_common.cuh"
 #include "kernels/gemm/tc/wgmma_ops.cuh"
+#include "memlab/detail/per_device.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail {
@@ -100,6 +103,17 @@ __global__ void __launch_bounds__(wgmma_peak_threads, 1) wgmma_peak_kernel(std::
 }
 
 constexpr std::size_t wgmma_smem_bytes = (64 + wgmma_peak_n) * 128 + 1024;  // + alignment slack
+
+/// Raises the wgmma kernel's dynamic shared-memory limit, once per device (not on every launch:
+/// the launch is timed).
+template <class In>
+void allow_wgmma_smem() {
+  per_device([] {
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(wgmma_peak_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(wgmma_smem_bytes)));
+    return true;
+  });
+}
 
 int elem_bytes(gemm_tc_input in) { return in == gemm_tc_input::e4m3 ? 1 : 2; }
 
@@ -230,6 +244,21 @@ void tensor_peak_reference(tensor_peak_operands const& ops, int blocks, int iter
     }
 }
 
+std::size_t tensor_peak_mismatches(tensor_peak_operands const& ops, std::vector<float> const& got, int blocks,
+                                   int iterations, double rel, std::string* first) {
+  std::vector<double> want, scale;
+  tensor_peak_reference(ops, blocks, iterations, want, scale);
+  std::size_t bad = got.size() == want.size() ? 0 : std::max(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    double const err = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (err <= rel * scale[i] + 1e-30) continue;  // NaN fails
+    if (bad++ == 0 && first)
+      *first = "accumulator " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]) +
+               " after " + std::to_string(iterations) + " iterations";
+  }
+  return bad;
+}
+
 void const* tensor_peak_kernel(tensor_instruction ins, gemm_tc_input in) {
   return by_input(in, [&](auto v) -> void const* {
     using In = decltype(v);
@@ -241,9 +270,7 @@ void const* tensor_peak_kernel(tensor_instruction ins, gemm_tc_input in) {
 int tensor_peak_blocks_per_sm(tensor_instruction ins, gemm_tc_input in) {
   int blocks = 0;
   bool const mma = ins == tensor_instruction::mma_sync;
-  if (!mma)
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(tensor_peak_kernel(ins, in), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(wgmma_smem_bytes)));
+  if (!mma) by_input(in, [](auto v) { return allow_wgmma_smem<decltype(v)>(), 0; });
   MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tensor_peak_kernel(ins, in),
                                                                   mma ? mma_peak_threads : wgmma_peak_threads,
                                                                   mma ? 0 : wgmma_smem_bytes));
@@ -260,8 +287,7 @@ void tensor_peak(tensor_instruction ins, gemm_tc_input in, void const* a, void c
       mma_sync_peak_kernel<In><<<blocks, mma_peak_threads, 0, stream>>>(static_cast<std::uint32_t const*>(a),
                                                                         static_cast<std::uint32_t const*>(b), out, iterations);
     } else {
-      MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(wgmma_peak_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(wgmma_smem_bytes)));
+      allow_wgmma_smem<In>();
       wgmma_peak_kernel<In><<<blocks, wgmma_peak_threads, wgmma_smem_bytes, stream>>>(
           static_cast<std::uint8_t const*>(a), static_cast<std::uint8_t const*>(b), out, iterations);
     }

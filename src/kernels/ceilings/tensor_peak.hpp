@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "memlab/gemm_tc.hpp"
@@ -48,6 +49,11 @@ std::size_t tensor_peak_out_floats(tensor_instruction ins, int blocks);
 /// and the bound sum |a||b| x iterations of its terms (the tolerance's scale).
 void tensor_peak_reference(tensor_peak_operands const& ops, int blocks, int iterations, std::vector<double>& want,
                            std::vector<double>& scale);
+
+/// Accumulators in `got` (after `iterations`) farther than rel x sum |a||b| x iterations from the
+/// reference, a NaN among them; `first`, if given, describes the first.
+std::size_t tensor_peak_mismatches(tensor_peak_operands const& ops, std::vector<float> const& got, int blocks,
+                                   int iterations, double rel, std::string* first = nullptr);
 
 /// The kernel, for require_arch / occupancy queries.
 void const* tensor_peak_kernel(tensor_instruction ins, gemm_tc_input in);

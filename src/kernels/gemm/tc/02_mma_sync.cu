@@ -86,7 +86,9 @@ inline constexpr int mma_sync_group_m = 8;
 
 /// This block's tile origin (row0, col0) and split: block x runs split x / tiles of tile x % tiles,
 /// the tiles in mma_sync_group_m-tall groups (Grouped), or down M first, one column of B at a
-/// time (the FP8 kernel: the group's arithmetic made it spill 108 bytes).
+/// time: the FP8 kernel, which measured 2-5% slower grouped at 4096³, 8192³, 3000x5000x2000 and
+/// 128x8192x28672 on the H200 (docs/tc-gemm.md, "Session 23"; it spills 108-116 bytes on sm_90a
+/// in either order).
 template <bool Grouped>
 __device__ __forceinline__ int mma_sync_tile(problem const& p, int bm, int bn, std::int64_t& row0, std::int64_t& col0) {
   std::int64_t const tiles_m = (p.m + bm - 1) / bm, tiles_n = (p.n + bn - 1) / bn, tiles = tiles_m * tiles_n;
