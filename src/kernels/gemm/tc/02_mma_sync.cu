@@ -1,5 +1,5 @@
-// Rung 2: mma.sync m16n8k16 (m16n8k32 for FP8 E4M3, sm_89+) fed by ldmatrix from a 4-stage
-// cp.async pipeline. 128 x 128 tiles, k slices of 64 bytes (32 BF16/FP16 or 64 FP8 elements: the
+// Rung 2: mma.sync m16n8k16 (m16n8k32 for FP8 E4M3, sm_89+) fed by ldmatrix from a 5-stage
+// cp.async pipeline (4 for FP8) that refills each slot before the slice's mma. 128 x 128 tiles, k slices of 64 bytes (32 BF16/FP16 or 64 FP8 elements: the
 // same bytes, so the same shared layout, fragments and ldmatrix addresses), four warps (2 x 2) of 64 x 64 and two blocks per SM: per k16 step a
 // warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
 // registers so that each step's ldmatrix (and the slice's barrier) overlap the previous step's
@@ -64,6 +64,13 @@ struct rung_config_t {
   static_assert(stages >= 3, "the pipeline keeps two slices in flight beyond the one in use");
 };
 using rung_config = rung_config_t<4>;
+/// Stages of the one-pass grid's kernel for BF16 and FP16: 5 (80 KB) with the refill issued before
+/// each slice's mma (the `Early` loop), which keeps 3 slices ahead, as 4 stages refilled after the
+/// barrier do; +2-12% on the H200 at 8 of 9 shapes (docs/tc-gemm.md, "Session 24"). Two blocks of
+/// 80 KB still fit an A100's 164 KB; where they would not where 64 KB would, the launch keeps the
+/// 4-stage kernel. FP8 keeps 4 stages and the old loop (its kernel spills; not measured early).
+inline constexpr int one_pass_stages = 5;
+
 /// Stages of the split grid: 5 (80 KB), which still fits two blocks on an A100's 164 KB and the
 /// H100's 228 KB, for BF16 and FP16 (+1.5-8% on the H100 against 4; 6 no better); FP8 keeps 4
 /// (its 5-stage kernel spills and measured 1-2% slower). docs/tc-gemm.md, "Session 21".
@@ -134,7 +141,7 @@ __device__ __forceinline__ void store_warp_tile(problem const& p, mma_split cons
   }
 }
 
-template <class In, int Stages = 4>
+template <class In, int Stages = 4, bool Early = false>
 __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using Cfg = rung_config_t<Stages>;
@@ -229,46 +236,81 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
         mma_sync_step<In>(acc[i][j], fa[set][i], fb[set][j / 2][2 * (j % 2)], fb[set][j / 2][2 * (j % 2) + 1]);
   };
 
-  // The pipeline: slices 0 .. stages - 2 in flight before the loop; each slice's second k16
-  // step starts by waiting for the NEXT slice and syncing (after which nobody reads slice
-  // kb - 1, whose slot the refill takes), refills, and loads the next slice's first fragments
-  // into the other register set before its own 32 mma: the ldmatrix latency and the barrier
-  // hide behind mma already issued (double-buffered fragments, as in CUTLASS's sm80 mainloop).
+  if constexpr (Early) {
+    // The one-pass grid's pipeline (docs/tc-gemm.md, "Session 24"): D = stages - 2 slices in
+    // flight ahead of the one in use. Each slice starts by refilling the slot of slice kb - 2,
+    // which the previous slice's barrier already freed, with slice kb + D, before its own mma:
+    // the copies' address arithmetic no longer sits between the barrier and the second step's
+    // mma, where it held the warp ~10% of the time (a register rewritten while the copy before
+    // still read it). Then the first k16 step (its fragments in one register set, the second
+    // step's loading into the other), the wait for slice kb + 1 and the barrier, the next
+    // slice's first fragments, the second step: double-buffered fragments as in CUTLASS's sm80
+    // mainloop. Five stages keep three slices ahead, as the 4-stage refill-after-barrier loop below.
+    constexpr int D = stages - 2;
+    static_assert(D >= 2, "the early refill keeps at least two slices in flight");
 #pragma unroll
-  for (int s = 0; s < stages - 1; ++s) {
-    if (s < nk) load_stage(s, s);
-    cp_async_commit();
-  }
-  cp_async_wait<stages - 2>();  // slice 0 has landed
-  __syncthreads();
-  load_frags(0, stage_of(0), 0);
-  // Two copies of one loop on purpose: slots by a mask where the stage count is a power of two
-  // (the round counter of the other copy makes the 4-stage kernel spill 8 bytes), counted round
-  // where it is not (a modulo by 5 spilled more).
-  if constexpr ((stages & (stages - 1)) == 0) {
-    for (int kb = 0; kb < nk; ++kb) {
-      load_frags(1, stage_of(kb), 1);
-      mma_step(0);
-      cp_async_wait<stages - 3>();  // slice kb + 1 has landed (this thread's copies)
-      __syncthreads();              // ... everyone's; and everyone is done with slice kb - 1
-      if (kb + stages - 1 < nk) load_stage((kb + stages - 1) % stages, kb + stages - 1);
+    for (int s = 0; s < D; ++s) {
+      if (s < nk) load_stage(s, s);
       cp_async_commit();
-      if (kb + 1 < nk) load_frags(0, stage_of(kb + 1), 0);
-      mma_step(1);
     }
-  } else {
-    int rd = 0;  // slice kb's slot; kb + 1's is the next, kb + stages - 1's (kb - 1's) the one before
+    cp_async_wait<D - 1>();  // slice 0 has landed
+    __syncthreads();
+    load_frags(0, smem0, 0);
+    int rd = 0, wr = D;  // the slots of slice kb and of slice kb + D, counted round
     for (int kb = 0; kb < nk; ++kb) {
-      int const nx = rd + 1 == stages ? 0 : rd + 1, wr = rd == 0 ? stages - 1 : rd - 1;
+      if (kb + D < nk) load_stage(wr, kb + D);
+      cp_async_commit();
+      int const nx = rd + 1 == stages ? 0 : rd + 1;
       load_frags(1, smem0 + static_cast<std::uint32_t>(rd) * stage_bytes, 1);
       mma_step(0);
-      cp_async_wait<stages - 3>();
-      __syncthreads();
-      if (kb + stages - 1 < nk) load_stage(wr, kb + stages - 1);
-      cp_async_commit();
+      cp_async_wait<D - 1>();  // slice kb + 1 has landed (this thread's copies)
+      __syncthreads();         // ... everyone's; and everyone is done with slice kb - 1
       if (kb + 1 < nk) load_frags(0, smem0 + static_cast<std::uint32_t>(nx) * stage_bytes, 0);
       mma_step(1);
       rd = nx;
+      wr = wr + 1 == stages ? 0 : wr + 1;
+    }
+  } else {
+    // The split grid's and the FP8 kernel's pipeline: slices 0 .. stages - 2 in flight before the
+    // loop; each slice's second k16 step starts by waiting for the NEXT slice and syncing (after
+    // which nobody reads slice kb - 1, whose slot the refill takes), refills, and loads the next
+    // slice's first fragments into the other register set before its own 32 mma.
+#pragma unroll
+    for (int s = 0; s < stages - 1; ++s) {
+      if (s < nk) load_stage(s, s);
+      cp_async_commit();
+    }
+    cp_async_wait<stages - 2>();  // slice 0 has landed
+    __syncthreads();
+    load_frags(0, stage_of(0), 0);
+    // Two copies of one loop on purpose: slots by a mask where the stage count is a power of two
+    // (the round counter of the other copy makes the 4-stage kernel spill 8 bytes), counted round
+    // where it is not (a modulo by 5 spilled more).
+    if constexpr ((stages & (stages - 1)) == 0) {
+      for (int kb = 0; kb < nk; ++kb) {
+        load_frags(1, stage_of(kb), 1);
+        mma_step(0);
+        cp_async_wait<stages - 3>();  // slice kb + 1 has landed (this thread's copies)
+        __syncthreads();              // ... everyone's; and everyone is done with slice kb - 1
+        if (kb + stages - 1 < nk) load_stage((kb + stages - 1) % stages, kb + stages - 1);
+        cp_async_commit();
+        if (kb + 1 < nk) load_frags(0, stage_of(kb + 1), 0);
+        mma_step(1);
+      }
+    } else {
+      int rd = 0;  // slice kb's slot; kb + 1's is the next, kb + stages - 1's (kb - 1's) the one before
+      for (int kb = 0; kb < nk; ++kb) {
+        int const nx = rd + 1 == stages ? 0 : rd + 1, wr = rd == 0 ? stages - 1 : rd - 1;
+        load_frags(1, smem0 + static_cast<std::uint32_t>(rd) * stage_bytes, 1);
+        mma_step(0);
+        cp_async_wait<stages - 3>();
+        __syncthreads();
+        if (kb + stages - 1 < nk) load_stage(wr, kb + stages - 1);
+        cp_async_commit();
+        if (kb + 1 < nk) load_frags(0, smem0 + static_cast<std::uint32_t>(nx) * stage_bytes, 0);
+        mma_step(1);
+        rd = nx;
+      }
     }
   }
   cp_async_wait<0>();
@@ -462,13 +504,18 @@ void set_mma_sync_splits(int splits) {
 }
 int forced_mma_sync_splits() { return forced_splits.load(); }
 
-/// Blocks of the rung's kernel at `Stages` an SM holds, once per device (raising the kernel's
-/// shared-memory limit there first, which its launches rely on).
-template <class In, int Stages>
+/// Blocks of the rung's kernel at `Stages` (`Early`: the one-pass loop) an SM holds, once per device
+/// (raising the kernel's shared-memory limit there first, which its launches rely on); 0 where the
+/// device's opt-in limit is below the kernel's shared memory.
+template <class In, int Stages, bool Early = false>
 int blocks_per_sm() {
   return detail::per_device([] {
-    auto const kernel = mma_sync_kernel<In, Stages>;
+    auto const kernel = mma_sync_kernel<In, Stages, Early>;
     std::size_t const smem = rung_config_t<Stages>::smem_bytes;
+    int dev = 0, optin = 0;
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (smem > static_cast<std::size_t>(optin)) return 0;
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     int blocks = 0;
     MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, rung_config::threads, smem));
@@ -499,6 +546,19 @@ int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_
   return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm, partial_bytes, tile_flops));
 }
 
+/// The one-pass grid of BF16 and FP16 on the early-refill kernel (one_pass_stages), where it keeps
+/// as many blocks an SM as the 4-stage kernel; false (nothing launched) otherwise.
+template <class In>
+bool launch_one_pass_early(problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
+  if constexpr (sizeof(In) != 2) {
+    return false;
+  } else {
+    if (sp.splits != 1 || blocks_per_sm<In, one_pass_stages, true>() < blocks_per_sm<In, 4>()) return false;
+    mma_sync_kernel<In, one_pass_stages, true><<<grid, rung_config::threads, rung_config_t<one_pass_stages>::smem_bytes, st>>>(p, sp);
+    return true;
+  }
+}
+
 template <class In>
 void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   using Cfg = rung_config;
@@ -521,6 +581,7 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   } else if (sp.splits > 1 && deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {
     // The split grid's short blocks run deeper where that keeps the blocks an SM holds.
     mma_sync_kernel<In, deep><<<grid, Cfg::threads, rung_config_t<deep>::smem_bytes, st>>>(p, sp);
+  } else if (launch_one_pass_early<In>(p, sp, grid, st)) {
   } else {
     mma_sync_kernel<In><<<grid, Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
   }
