@@ -1,7 +1,8 @@
 // Rung 2: mma.sync m16n8k16 (m16n8k32 for FP8 E4M3, sm_89+) fed by ldmatrix from a 5-stage
-// cp.async pipeline (4 for FP8) that refills each slot before the slice's mma. 128 x 128 tiles, k slices of 64 bytes (32 BF16/FP16 or 64 FP8 elements: the
-// same bytes, so the same shared layout, fragments and ldmatrix addresses), four warps (2 x 2) of 64 x 64 and two blocks per SM: per k16 step a
-// warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
+// cp.async pipeline (4 for FP8) that refills each slot before the slice's mma. 128 x 128 tiles,
+// k slices of 64 bytes (32 BF16/FP16 or 64 FP8 elements: the same bytes, so the same shared
+// layout, fragments and ldmatrix addresses), four warps (2 x 2) of 64 x 64 and two blocks per SM:
+// per k16 step a warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
 // registers so that each step's ldmatrix (and the slice's barrier) overlap the previous step's
 // mma, and while one block waits at its barrier the other's warps keep the tensor pipe busy
 // (docs/tc-gemm.md, "Rung 2: two blocks per SM", "Session 12"). Interior tiles copy without
@@ -66,7 +67,8 @@ struct rung_config_t {
 using rung_config = rung_config_t<4>;
 /// Stages of the one-pass grid's kernel for BF16 and FP16: 5 (80 KB) with the refill issued before
 /// each slice's mma (the `Early` loop), which keeps 3 slices ahead, as 4 stages refilled after the
-/// barrier do; +2-12% on the H200 at 8 of 9 shapes (docs/tc-gemm.md, "Session 24"). Two blocks of
+/// barrier do: +3-13% on the H200 at 3000x5000x2000, 8192x8192x1024 and 4096x11008x4096, the other
+/// shapes level within the power cap's spread (docs/tc-gemm.md, "Session 24"). Two blocks of
 /// 80 KB still fit an A100's 164 KB; where they would not where 64 KB would, the launch keeps the
 /// 4-stage kernel. FP8 keeps 4 stages and the old loop (its kernel spills; not measured early).
 inline constexpr int one_pass_stages = 5;
