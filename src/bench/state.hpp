@@ -179,8 +179,8 @@ class state {
 
   double noise_floor_ = 0.0;  ///< set_noise_floor's (0: the harness's alone)
   std::string noise_floor_why_;
-  std::string batch_cache_;
-  std::string tensor_peak_key_;  ///< compare_with_tensor_peak's (empty: none)   ///< set_batch_cache's (empty: the harness's text)
+  std::string batch_cache_;      ///< set_batch_cache's (empty: the harness's text)
+  std::string tensor_peak_key_;  ///< compare_with_tensor_peak's (empty: none)
   run_context* ctx_;
   experiment const* exp_;
   std::map<std::string, param_value> point_;

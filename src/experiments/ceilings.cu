@@ -72,9 +72,6 @@ void fp32_fma(state& s) {
   s.set_extra("iterations", iterations);
 }
 
-/// The key a tensor-core GEMM row's ceiling is published under: "<instruction>.<input type>".
-std::string tensor_key(std::string const& instruction, std::string const& dtype) { return instruction + "." + dtype; }
-
 void tensor_peak_point(state& s) {
   using detail::tensor_instruction;
   std::string const dtype = s.get_string("dtype");
@@ -135,7 +132,7 @@ void tensor_peak_point(state& s) {
                                  : (in == gemm_tc_input::e4m3 ? "wgmma.m64n256k32" : "wgmma.m64n256k16"));
   row const r = s.finish();
   // The key's ceiling is the best configuration measured in this run.
-  std::string const key = tensor_key(s.variant(), dtype);
+  std::string const key = detail::tensor_peak_key(ins, in);
   if (r.tflops && r.check.status == verdict::passed && *r.tflops > s.tensor_peak_tflops(key).value_or(0.0))
     s.set_tensor_peak_tflops(key, *r.tflops);
 }

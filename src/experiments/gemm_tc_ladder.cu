@@ -26,6 +26,7 @@
 #include "experiments/gemm_streamed_weights.hpp"
 #include "experiments/gemm_support.cuh"
 #include "experiments/seeded_fill.cuh"
+#include "kernels/ceilings/tensor_peak.hpp"
 #include "kernels/gemm/tc/cluster_plan.hpp"
 #include "kernels/gemm/tc/repack.hpp"
 #include "kernels/gemm/tc/split_k.hpp"
@@ -292,9 +293,8 @@ int row_pitch(bench::state& s, int k, int elem_bytes) {
 /// The row is read against the measured peak of the instruction its rung issues (ceilings.tensor):
 /// mma.sync for rungs 1-2 (wmma compiles to the same HMMA), wgmma for rungs 3-6.
 void set_tensor_peak(bench::state& s, gemm_tc_rung ran, gemm_tc_input input) {
-  char const* const type = input == gemm_tc_input::f16 ? "f16" : input == gemm_tc_input::e4m3 ? "e4m3" : "bf16";
   bool const hmma = ran == gemm_tc_rung::wmma || ran == gemm_tc_rung::mma_sync;
-  s.compare_with_tensor_peak(std::string(hmma ? "mma_sync." : "wgmma.") + type);
+  s.compare_with_tensor_peak(detail::tensor_peak_key(hmma ? detail::tensor_instruction::mma_sync : detail::tensor_instruction::wgmma, input));
 }
 
 /// Declares the rows' extra.pct_of_tensor_peak, and has the run measure the ceilings (ceilings.tensor

@@ -19,6 +19,7 @@
 #include "bench/execute.hpp"
 #include "bench/image.hpp"
 #include "bench/worker.hpp"
+#include "kernels/ceilings/tensor_peak.hpp"
 #include "memlab/error.hpp"
 #include "memlab/version.hpp"
 
@@ -317,4 +318,15 @@ TEST(MeasuredCeilings, OldRecordsWithoutTensorPeaksStillRead) {
   auto const back = ceilings_from_json(to_json(c));
   EXPECT_EQ(*back.d2d_copy_gbps, 2900.0);
   EXPECT_TRUE(to_json(c).at("tensor_peak_tflops").is_object());
+}
+
+// The ceilings experiment publishes under this key and the GEMM rows read by it: records carry it
+// (meta.ceilings.tensor_peak_tflops, extra.tensor_peak), so its spelling is part of the format.
+TEST(MeasuredCeilings, TensorPeakKeysNameTheInstructionAndTheType) {
+  using memlab::gemm_tc_input;
+  using memlab::detail::tensor_instruction;
+  EXPECT_EQ(memlab::detail::tensor_peak_key(tensor_instruction::mma_sync, gemm_tc_input::bf16), "mma_sync.bf16");
+  EXPECT_EQ(memlab::detail::tensor_peak_key(tensor_instruction::mma_sync, gemm_tc_input::f16), "mma_sync.f16");
+  EXPECT_EQ(memlab::detail::tensor_peak_key(tensor_instruction::wgmma, gemm_tc_input::e4m3), "wgmma.e4m3");
+  EXPECT_EQ(memlab::detail::tensor_peak_key(tensor_instruction::wgmma, gemm_tc_input::bf16), "wgmma.bf16");
 }

@@ -145,6 +145,11 @@ auto by_input(gemm_tc_input in, F&& f) {
 
 }  // namespace
 
+std::string tensor_peak_key(tensor_instruction ins, gemm_tc_input in) {
+  char const* const type = in == gemm_tc_input::f16 ? "f16" : in == gemm_tc_input::e4m3 ? "e4m3" : "bf16";
+  return std::string(ins == tensor_instruction::mma_sync ? "mma_sync." : "wgmma.") + type;
+}
+
 int tensor_peak_k(gemm_tc_input in) { return 32 / elem_bytes(in); }
 
 double tensor_peak_flops_per_block_iteration(tensor_instruction ins, gemm_tc_input in) {

@@ -25,6 +25,11 @@ inline constexpr int mma_peak_threads = 128;  ///< 4 warps a block
 inline constexpr int wgmma_peak_threads = 256;  ///< 2 warpgroups a CTA, one CTA per SM
 inline constexpr int wgmma_peak_n = 256;        ///< m64n256 per warpgroup
 
+/// The key a tensor-core ceiling is published under (state::set_tensor_peak_tflops) and a GEMM row
+/// reads it by (state::compare_with_tensor_peak): "<instruction>.<input type>", e.g. "mma_sync.bf16",
+/// "wgmma.e4m3".
+std::string tensor_peak_key(tensor_instruction ins, gemm_tc_input in);
+
 /// K of one instruction: 16 for BF16/FP16, 32 for E4M3 (mma.sync; wgmma slice), and the K that
 /// one iteration of the wgmma kernel covers (4 slices: one 128-byte row).
 int tensor_peak_k(gemm_tc_input in);
