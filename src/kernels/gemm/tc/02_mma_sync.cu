@@ -70,12 +70,19 @@ using rung_config = rung_config_t<4>;
 /// barrier do: +3-13% on the H200 at 3000x5000x2000, 8192x8192x1024 and 4096x11008x4096, the other
 /// shapes level within the power cap's spread (docs/tc-gemm.md, "Session 24"). Two blocks of
 /// 80 KB still fit an A100's 164 KB; where they would not where 64 KB would, the launch keeps the
-/// 4-stage kernel. FP8 keeps 4 stages and the old loop (its kernel spills; not measured early).
-inline constexpr int one_pass_stages = 5;
+/// 4-stage kernel. FP8 keeps 4 stages and the old loop: on Hopper its mma.sync unpacks to FP16 HMMA
+/// and the kernel spills 116 bytes (none for sm_89, Ada, its own target), so no Hopper timing speaks
+/// for the cards that run it.
+template <class In>
+constexpr int one_pass_stages = sizeof(In) == 1 ? 4 : 5;
+template <class In>
+constexpr bool one_pass_early = sizeof(In) == 2;
 
 /// Stages of the split grid: 5 (80 KB), which still fits two blocks on an A100's 164 KB and the
 /// H100's 228 KB, for BF16 and FP16 (+1.5-8% on the H100 against 4; 6 no better); FP8 keeps 4
-/// (its 5-stage kernel spills and measured 1-2% slower). docs/tc-gemm.md, "Session 21".
+/// (its 5-stage kernel spills and measured 1-2% slower). docs/tc-gemm.md, "Session 21". The early
+/// refill measured mixed here on the H100 (5 stages: -5% at 64x14336x4096, +2% at 128x4096x4096;
+/// 6: -3% to -6.5% and +1.5% at 128x8192x28672, and 96 KB holds one block on an A100): "Session 25".
 template <class In>
 constexpr int split_stages = sizeof(In) == 1 ? 4 : 5;
 
@@ -548,15 +555,16 @@ int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_
   return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm, partial_bytes, tile_flops));
 }
 
-/// The one-pass grid of BF16 and FP16 on the early-refill kernel (one_pass_stages), where it keeps
-/// as many blocks an SM as the 4-stage kernel; false (nothing launched) otherwise.
-template <class In>
-bool launch_one_pass_early(problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
-  if constexpr (sizeof(In) != 2) {
+/// Launches rung 2's kernel at `Stages` (`Early`: the refill before the mma) where it keeps as many
+/// blocks an SM as the 4-stage kernel; false (nothing launched) where it would not, or where it is
+/// the 4-stage kernel itself, which the caller launches.
+template <class In, int Stages, bool Early>
+bool launch_deeper(problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
+  if constexpr (Stages == 4 && !Early) {
     return false;
   } else {
-    if (sp.splits != 1 || blocks_per_sm<In, one_pass_stages, true>() < blocks_per_sm<In, 4>()) return false;
-    mma_sync_kernel<In, one_pass_stages, true><<<grid, rung_config::threads, rung_config_t<one_pass_stages>::smem_bytes, st>>>(p, sp);
+    if (blocks_per_sm<In, Stages, Early>() < blocks_per_sm<In, 4>()) return false;
+    mma_sync_kernel<In, Stages, Early><<<grid, rung_config::threads, rung_config_t<Stages>::smem_bytes, st>>>(p, sp);
     return true;
   }
 }
@@ -576,16 +584,16 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
     ws.emplace(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st, scratch_pool());
     sp.ws = static_cast<float*>(ws->get());
   }
-  // mma_sync_split_count's blocks_per_sm has raised each kernel's shared-memory limit on this device, once.
-  constexpr int deep = split_stages<In>;
+  // mma_sync_split_count's blocks_per_sm has raised the 4-stage kernel's shared-memory limit on
+  // this device; launch_deeper's raises the deeper kernel's.
   if (turing_path<In>()) {  // FP16 below sm_80 (no cp.async): the Turing kernel, static shared memory
     if constexpr (std::is_same_v<In, __half>) mma_sync_turing_kernel<In><<<grid, turing_config::threads, 0, st>>>(p, sp);
-  } else if (sp.splits > 1 && deep != 4 && blocks_per_sm<In, deep>() >= blocks_per_sm<In, 4>()) {
-    // The split grid's short blocks run deeper where that keeps the blocks an SM holds.
-    mma_sync_kernel<In, deep><<<grid, Cfg::threads, rung_config_t<deep>::smem_bytes, st>>>(p, sp);
-  } else if (launch_one_pass_early<In>(p, sp, grid, st)) {
   } else {
-    mma_sync_kernel<In><<<grid, Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+    // The split grid's short blocks and the one-pass grid run deeper where that keeps the blocks
+    // an SM holds (split_stages, one_pass_stages); else the 4-stage kernel.
+    bool const deeper = sp.splits > 1 ? launch_deeper<In, split_stages<In>, false>(p, sp, grid, st)
+                                      : launch_deeper<In, one_pass_stages<In>, one_pass_early<In>>(p, sp, grid, st);
+    if (!deeper) mma_sync_kernel<In><<<grid, Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
   }
   MEMLAB_CHECK_LAUNCH();
   if (sp.splits == 1) return;
