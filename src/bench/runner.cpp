@@ -193,6 +193,26 @@ std::vector<std::map<std::string, param_value>> expand_points(experiment const& 
   return points;
 }
 
+std::vector<axis_override> scope_overrides(std::vector<axis_override> const& overrides,
+                                           std::vector<experiment const*> const& selected) {
+  std::vector<axis_override> out;
+  for (auto const& o : overrides) {
+    if (!o.experiment.empty()) {
+      out.push_back(o);
+      continue;
+    }
+    bool any = false;
+    for (auto const* e : selected)
+      for (auto const& ax : e->axes)
+        if (ax.name == o.axis) {
+          out.push_back({e->id, o.axis, o.values});
+          any = true;
+        }
+    if (!any) throw usage_error("no selected experiment has an axis '" + o.axis + "'");
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ run context
 
 std::string pci_bus_id(device_info const& d) {
@@ -558,19 +578,11 @@ std::vector<experiment const*> with_ceilings(std::vector<experiment const*> sele
   return selected;
 }
 
-/// Every override names an axis some selected experiment has, or a selected experiment.
+/// Every scoped override names a selected experiment (one the user named, or a ceiling added for them).
 void check_overrides(std::vector<axis_override> const& overrides, std::vector<experiment const*> const& selected) {
-  for (auto const& o : overrides) {
-    if (o.experiment.empty()) {
-      bool any = false;
-      for (auto const* e : selected)
-        for (auto const& ax : e->axes) any = any || ax.name == o.axis;
-      if (!any) throw usage_error("no selected experiment has an axis '" + o.axis + "'");
-    } else if (std::find_if(selected.begin(), selected.end(), [&](auto const* e) { return e->id == o.experiment; }) ==
-               selected.end()) {
+  for (auto const& o : overrides)
+    if (std::find_if(selected.begin(), selected.end(), [&](auto const* e) { return e->id == o.experiment; }) == selected.end())
       throw usage_error("axis override names experiment '" + o.experiment + "', which is not selected");
-    }
-  }
 }
 
 /// The plan the executing loop runs; every point is expanded here, before any GPU work.
@@ -623,9 +635,12 @@ void execute_plan(run_options const& opt, run_plan const& plan, run_sink& sink, 
 }  // namespace
 
 run_summary run(run_options const& opt, run_record& record) {
-  std::vector<experiment const*> const selected = with_ceilings(registry::instance().select(opt.selection));
-  check_overrides(opt.overrides, selected);
-  run_plan const plan = make_plan(opt, selected);
+  std::vector<experiment const*> const named = registry::instance().select(opt.selection);
+  std::vector<experiment const*> const selected = with_ceilings(named);
+  run_options scoped = opt;
+  scoped.overrides = scope_overrides(opt.overrides, named);
+  check_overrides(scoped.overrides, selected);
+  run_plan const plan = make_plan(scoped, selected);
 
   // The device query creates no context: the parent of isolated workers stays off the GPU.
   device_info const dev = query_device(opt.device);  // throws: no device / bad index

@@ -39,6 +39,13 @@ std::vector<std::string> split_fields(std::string const& s, char sep);
 std::vector<std::map<std::string, param_value>> expand_points(experiment const& exp, bool quick,
                                                               std::vector<axis_override> const& overrides);
 
+/// The overrides as the run applies them: each one without an experiment ("-a axis=values") becomes
+/// one per experiment of `selected` (those the user named) that has the axis, so the ceilings a run
+/// adds before them (with_ceilings) keep their own axes; a scoped one stays as it is. Throws
+/// usage_error for an unscoped axis no experiment of `selected` has.
+std::vector<axis_override> scope_overrides(std::vector<axis_override> const& overrides,
+                                           std::vector<experiment const*> const& selected);
+
 /// The device's PCI address as sysfs and NVML spell it: "0000:65:00.0".
 std::string pci_bus_id(device_info const& d);
 

@@ -70,6 +70,36 @@ TEST(Axes, BadOverridesAreUsageErrorsThatNameTheProblem) {
   EXPECT_THROW(parse_axis_values(closed, "5"), usage_error);
 }
 
+// "-a variant=rule" on `memlab run gemm.tc_split_k` must not reach ceilings.tensor, which the run
+// adds first and whose variant axis has no "rule": unscoped overrides go to the named experiments.
+TEST(Axes, UnscopedOverridesApplyToTheNamedExperimentsOnly) {
+  experiment named = sample_experiment();
+  experiment ceiling;
+  ceiling.id = "ceilings.demo";
+  ceiling.axes = {variant_axis({"x", "y"}), int_axis("n", {7})};
+  ceiling.body = [](state&) {};
+  auto const scoped = scope_overrides({parse_axis_override("variant=b"), parse_axis_override("ceilings.demo:n=7"),
+                                       parse_axis_override("n=2")},
+                                      {&named});
+  ASSERT_EQ(scoped.size(), 3u);
+  EXPECT_EQ(scoped[0].experiment, "demo.sample");
+  EXPECT_EQ(scoped[1].experiment, "ceilings.demo") << "a scoped override stays as typed";
+  EXPECT_EQ(scoped[2].experiment, "demo.sample");
+  auto const ceiling_points = expand_points(ceiling, false, scoped);
+  ASSERT_EQ(ceiling_points.size(), 2u) << "the ceiling keeps both variants";
+  EXPECT_EQ(std::get<std::string>(ceiling_points[1].at("variant")), "y");
+  auto const named_points = expand_points(named, false, scoped);
+  ASSERT_EQ(named_points.size(), 3u) << "variant b, n 2, three sizes";
+  EXPECT_EQ(std::get<std::string>(named_points[0].at("variant")), "b");
+  EXPECT_EQ(std::get<std::int64_t>(named_points[0].at("n")), 2);
+  try {
+    (void)scope_overrides({parse_axis_override("nope=1")}, {&named});
+    FAIL() << "an axis no named experiment has";
+  } catch (usage_error const& err) {
+    EXPECT_NE(std::string(err.what()).find("'nope'"), std::string::npos);
+  }
+}
+
 TEST(Registry, SelectsIdsAndFamiliesAndRejectsUnknownNames) {
   auto& reg = registry::instance();
   auto fam = reg.select({"coalescing"});
