@@ -141,7 +141,8 @@ int run_cli(std::vector<std::string> const& args, std::ostream& out, std::ostrea
   run_cmd->add_option("-d,--device", ro.device, "CUDA device index")->capture_default_str();
   run_cmd->add_option("-o,--output", output_dir, "Folder for run.json, run.md and the report (default: memlab-results/<time>)");
   run_cmd->add_option("-a,--axis", axis_texts,
-                      "Axis override [id:]axis=values; values: 1,2,4 | lo:hi[:step] | 2^lo:2^hi (powers of two)");
+                      "Axis override [id:]axis=values (without id: the named experiments with that axis, not the "
+                      "ceilings a run adds); values: 1,2,4 | lo:hi[:step] | 2^lo:2^hi (powers of two)");
   run_cmd->add_flag("--quick", ro.quick, "Small sweeps and short time budgets (a smoke run)");
   run_cmd->add_flag("--profile", ro.timing.profile, "Launch each selected variant once, untimed loop (for ncu)");
   run_cmd->add_flag("--hot", hot, "Hot caches: do not flush L2 before each sample (default: cold)");
