@@ -187,10 +187,12 @@ registrar const tensor_reg{[] {
   e.seed_ref = "(the tensor-core GEMM rows' extra.pct_of_tensor_peak uses it)";
   e.axes = {variant_axis({"mma_sync", "wgmma"}), string_axis("dtype", {"bf16", "f16", "e4m3"}),
             int_axis("warps", {8, 16, 32}, {8})};
+  // 4 (one warp a scheduler) on request only: what a single warp issues (rung 2 runs two a scheduler).
+  e.axes.back().allowed = {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}, std::int64_t{32}};
   e.body = tensor_peak_point;
   e.describe_axis("variant", "", "the instruction: mma.sync (HMMA: rungs 1-2, every GPU since Ampere) or wgmma (rungs 3-6, sm_90a)");
   e.describe_axis("dtype", "", "input type; accumulation is FP32 (E4M3: mma.sync needs sm_89, wgmma sm_90a)");
-  e.describe_axis("warps", "warps", "warps an SM (mma_sync: blocks of 4; wgmma: two warpgroups, 8 only)");
+  e.describe_axis("warps", "warps", "warps an SM (mma_sync: blocks of 4; 4 on request, one warp a scheduler; wgmma: two warpgroups, 8 only)");
   e.metrics = {metrics::time(), metrics::tflops()};
   e.headline = best_row("What rate can the tensor cores sustain, by instruction?", {{"dtype", {"bf16"}}}, "tflops");
   {
