@@ -271,8 +271,10 @@ __global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks)
       // (the empty asm below). Otherwise the compiler gives its register to the fragment address
       // computed next, and that write waits until the LDGSTS before it have read their operands:
       // 6.6% of the warps' stall samples on the H100 (long scoreboard), and 1.5-5% of the time
-      // at 4096³, 8192³ and 8192x8192x1024 (docs/tc-gemm.md, "Session 25"). Edge tiles and a
-      // partial last slice take load_stage's checked copy.
+      // at 4096³, 8192³ and 8192x8192x1024 (docs/tc-gemm.md, "Session 25"). So the whole-slice
+      // copy is written out here against dst rather than called through load_stage (which its
+      // other callers keep: routing them through dst's arithmetic changed their PTX); edge tiles
+      // and a slice past k's end take load_stage's checked copy.
       std::uint32_t const dst = smem0 + static_cast<std::uint32_t>(wr) * stage_bytes + static_cast<std::uint32_t>(s_first * e);
       std::int64_t const k0 = static_cast<std::int64_t>(kb0 + kb + D) * bk;
       if (kb + D < nk && interior && k0 + bk <= p.k) {
