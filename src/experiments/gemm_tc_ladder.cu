@@ -270,11 +270,18 @@ void pair_with_cublas(bench::state& s, weight_ring<In> const& ring, std::functio
 /// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
 void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
                       void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
-  if (rung == gemm_tc_rung::mma_sync) {  // where rung 2 splits K (split_k.hpp), the row says how many ways
+  if (rung == gemm_tc_rung::mma_sync) {  // its stages (split_k.hpp's pick) and, where it splits K, how many ways
+    namespace tc = detail::gemm_tc;
     int const sms = memlab::gemm_tc_current_target().sm_count;
-    int const splits = in_bytes == 1 ? detail::gemm_tc::mma_sync_split_count<__nv_fp8_e4m3>(m, n, k, sms)
-                                     : detail::gemm_tc::mma_sync_split_count<__nv_bfloat16>(m, n, k, sms);
-    s.set_extra("kernel", splits > 1 ? "128x128, K split " + std::to_string(splits) + " ways" : std::string("128x128"));
+    int const splits = in_bytes == 1 ? tc::mma_sync_split_count<__nv_fp8_e4m3>(m, n, k, sms)
+                       : f16         ? tc::mma_sync_split_count<__half>(m, n, k, sms)
+                                     : tc::mma_sync_split_count<__nv_bfloat16>(m, n, k, sms);
+    tc::mma_sync_pick const pick = in_bytes == 1 ? tc::mma_sync_kernel_pick<__nv_fp8_e4m3>(splits > 1)
+                                   : f16         ? tc::mma_sync_kernel_pick<__half>(splits > 1)
+                                                 : tc::mma_sync_kernel_pick<__nv_bfloat16>(splits > 1);
+    std::string what = "128x128, " + std::to_string(pick.stages) + " stages, " + std::to_string(pick.blocks) + " blocks/SM";
+    if (splits > 1) what += ", K split " + std::to_string(splits) + " ways";
+    s.set_extra("kernel", what);
     return;
   }
   if (rung != gemm_tc_rung::cluster) return;
@@ -994,6 +1001,59 @@ memlab::bench::registrar const reg_split_k{[] {
              "The rule's row should match the fastest forced count, and s1 (one pass) should lose where the tiles are few.",
              ""};
   plot_spec p = bar_plot("gemm_tc_split_k.png", "Rung 2 with K split: speed as a fraction of cuBLAS", "shape", "ratio_to_peer",
+                         {"variant"});
+  p.panels = "dtype";
+  p.refs = {{"value", "cuBLAS", 1.0}};
+  e.plots.push_back(p);
+  return e;
+}()};
+
+// Rung 2's stages: the rule's pick (split_k.hpp's mma_sync_kernel_pick: the deepest kernel an SM
+// holds two of) beside 3, 4 and 5 stages forced, so that a card the rule was not measured on (an
+// RTX 30/40 or an L4: 100 KB of shared memory an SM) shows whether the pick is its fastest
+// (docs/tc-gemm.md, "Session 26").
+memlab::bench::registrar const reg_stages{[] {
+  using namespace memlab::bench;
+  experiment e;
+  e.id = "gemm.tc_stages";
+  e.description = "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default): the rule's pipeline depth against 3, 4 and 5 stages forced";
+  e.seed_ref = "001 §1-3";
+  e.default_suite = false;
+  e.axes = {variant_axis({"rule", "s3", "s4", "s5"}, {"rule", "s3", "s4", "s5"}),
+            string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}),
+            string_axis("shape",
+                        {"4096", "8192", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096", "16384x4096x4096",
+                         "128x4096x4096", "128x8192x28672"},
+                        {"4096", "8192x8192x1024", "128x4096x4096"})};
+  e.body = [](state& s) {
+    std::string const v = s.variant();
+    memlab::detail::gemm_tc::mma_sync_stages_scope const forced(v == "rule" ? 0 : std::stoi(v.substr(1)));
+    run_dtype(s, gemm_tc_rung::mma_sync, point_shape(s), false);
+  };
+  e.describe_axis("variant", "",
+                  "rule: rung 2's own pick (the deepest of 5 (4 for FP8), 4 and 3 stages that an SM holds as many blocks of "
+                  "as the shallowest, up to two; the split grid of a decode batch goes down to 4 only); sN: N stages forced "
+                  "(5: the early-refill loop for BF16 and FP16; FP8 has no 5-stage kernel and keeps the rule's); "
+                  "extra.kernel names the stages and blocks an SM a row ran");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; FP8 E4M3 on mma.sync m16n8k32, output BF16)");
+  e.describe_axis("shape", "",
+                  "m x n x k (n: a cube), A m x k row-major, B stored n x k: the ladder's shapes; the last two are decode "
+                  "batches, which split K");
+  e.metrics = {metrics::time(), metrics::tflops(),
+               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
+                                "GEMM with fast accumulation (best of 8)")};
+  read_against_tensor_peak(e);
+  e.headline = best_row("Which pipeline depth runs rung 2 fastest at 8192x8192x1024 on this GPU?",
+                        {{"shape", {"8192x8192x1024"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
+  e.prose = {"Rung 2 keeps each block's k slices in a ring of 16 KB stages. Deeper rings hide more of the loads' latency; "
+             "but a second block on the SM is what covers each block's barrier and its tiles' fill and drain, and two blocks "
+             "of 5 stages (80 KB each) fit an A100's or an H100's shared memory, not the 100 KB of an RTX 30/40 or an L4. "
+             "The rule takes the deepest kernel an SM holds two of; each row here is that pick or a depth forced, paired "
+             "with cuBLAS.",
+             "Within a shape the rule's row should be the fastest or within the noise of it; extra.kernel says how many blocks "
+             "an SM held.",
+             ""};
+  plot_spec p = bar_plot("gemm_tc_stages.png", "Rung 2 by pipeline depth: speed as a fraction of cuBLAS", "shape", "ratio_to_peer",
                          {"variant"});
   p.panels = "dtype";
   p.refs = {{"value", "cuBLAS", 1.0}};

@@ -756,6 +756,51 @@ TEST(GemmTc, MmaSyncForcedSplits) {
   EXPECT_EQ(memlab::detail::gemm_tc::forced_mma_sync_splits(), 0);
 }
 
+// Rung 2's kernels by stages (set_mma_sync_stages): 3 (the one-pass grid's on sm_86/89, two blocks
+// in their 100 KB), 4 and 5, each forced through the canonical battery (edge tiles, k tails,
+// ld > row, alpha and beta, the split grid) in BF16 and FP16, FP8 at 3 and 4 where the device has
+// it; the pick must be the forced kernel. Then the rule: the kernel it picks holds as many blocks
+// an SM as the grid's shallowest candidate (3 stages for the one-pass grid, 4 for the split grid),
+// up to two, and no deeper candidate would hold as many.
+TEST(GemmTc, MmaSyncStages) {
+  MEMLAB_REQUIRE_GPU();
+  namespace tc = memlab::detail::gemm_tc;
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::mma_sync, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  auto const blocks_at = [](int stages, bool split) {
+    tc::mma_sync_stages_scope const forced(stages);
+    auto const pick = tc::mma_sync_kernel_pick<__nv_bfloat16>(split);
+    return pick.stages == stages ? pick.blocks : 0;
+  };
+  for (bool split : {false, true}) {
+    SCOPED_TRACE(split ? "split grid" : "one-pass grid");
+    int const shallowest = blocks_at(split ? 4 : 3, split);
+    ASSERT_GE(shallowest, 1) << "the shallowest kernel (48 or 64 KB) fits every sm_80+ device";
+    int const want = std::min(2, shallowest);
+    auto const rule = tc::mma_sync_kernel_pick<__nv_bfloat16>(split);
+    EXPECT_GE(rule.blocks, want) << "the rule's " << rule.stages << "-stage kernel";
+    for (int deeper : {5, 4})
+      if (deeper > rule.stages) EXPECT_LT(blocks_at(deeper, split), want) << deeper << " stages hold as many; the rule took " << rule.stages;
+  }
+  std::string skipped;
+  for (int stages : {3, 4, 5}) {
+    tc::mma_sync_stages_scope const forced(stages);
+    SCOPED_TRACE(std::to_string(stages) + " stages");
+    for (bool split : {false, true}) {
+      auto const pick = tc::mma_sync_kernel_pick<__nv_bfloat16>(split);
+      EXPECT_EQ(pick.stages, stages) << (split ? "split grid" : "one-pass grid");
+      EXPECT_GE(pick.blocks, 1);
+    }
+    run_rung<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::mma_sync);
+    run_rung<__half, float>(gemm_tc_rung::mma_sync);
+    if (stages < 5 && unavailable<e4m3>(gemm_tc_rung::mma_sync, 256, 256, 256).empty()) {
+      EXPECT_EQ(tc::mma_sync_kernel_pick<e4m3>(false).stages, stages);
+      run_rung<e4m3, __nv_bfloat16>(gemm_tc_rung::mma_sync);
+    }
+  }
+  EXPECT_THROW(tc::set_mma_sync_stages(6), memlab::error);
+  EXPECT_EQ(tc::forced_mma_sync_stages(), 0);
+}
+
 // Rung 2's FP16 kernel for Turing (sm_75: loads through registers, mma.sync m16n8k8), which an
 // sm_75 device or image runs, forced here on any device: the canonical battery (edge tiles, k tails,
 // ld > row, alpha and beta, split K) in FP16 and FP32 C, and the split's determinism.

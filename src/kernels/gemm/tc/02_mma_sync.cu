@@ -1,5 +1,6 @@
 // Rung 2: mma.sync m16n8k16 (m16n8k32 for FP8 E4M3, sm_89+) fed by ldmatrix from a 5-stage
-// cp.async pipeline (4 for FP8) that refills each slot before the slice's mma. 128 x 128 tiles,
+// cp.async pipeline (4 for FP8; 3 where 100 KB an SM holds two blocks of no more, sm_86/89) that
+// refills each slot before the slice's mma (after the barrier below 5 stages). 128 x 128 tiles,
 // k slices of 64 bytes (32 BF16/FP16 or 64 FP8 elements: the same bytes, so the same shared
 // layout, fragments and ldmatrix addresses), four warps (2 x 2) of 64 x 64 and two blocks per SM:
 // per k16 step a warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
@@ -15,8 +16,8 @@
 // K is split (split_k.hpp): each split's block writes its raw FP32 partial tile to a workspace
 // and a second kernel adds the partials in split order and applies alpha, beta and C's type,
 // so the result does not depend on which block finished first. The split grid's blocks are short
-// and stream their k range from DRAM: for BF16 and FP16 they run 5 stages where two blocks still
-// fit an SM (split_stages). FP16 below sm_80 (Turing: no cp.async) runs mma_sync_turing_kernel:
+// and stream their k range from DRAM: for BF16 and FP16 they run 5 stages (split_stages), on
+// sm_86/89 at one block an SM, where 3 stages at two measured slower (pick_stages). FP16 below sm_80 (Turing: no cp.async) runs mma_sync_turing_kernel:
 // the same tiles, loads staged through registers, mma.sync m16n8k8.
 #include <algorithm>
 #include <atomic>
@@ -39,11 +40,11 @@ __host__ __device__ constexpr int mma_sync_swizzle(int row, int chunk) { return 
 
 namespace {
 
-/// The rung's configuration: 128 x 128 tiles, k slices of 64 bytes, 4 stages (64 KB: two blocks
-/// per SM on sm_80 and sm_90, one on sm_86/89), four warps (2 x 2) of 64 x 64, at least two
-/// blocks per SM. docs/tc-gemm.md, "Rung 2: two blocks per SM", has the alternatives measured
-/// against it. Sizes in bytes where they are the same for every input type. The split grid
-/// (few tiles, each block a short k range streamed from DRAM) runs deeper: split_stages.
+/// The rung's configuration: 128 x 128 tiles, k slices of 64 bytes, `Stages` stages of 16 KB,
+/// four warps (2 x 2) of 64 x 64, at least two blocks per SM. docs/tc-gemm.md, "Rung 2: two
+/// blocks per SM", has the alternatives measured against it. Sizes in bytes where they are the
+/// same for every input type. Which stage count a grid runs: pick_stages (5 or 4 on sm_80 and
+/// sm_90, where two blocks of them fit; 3 for the one-pass grid on sm_86/89's 100 KB).
 template <int Stages>
 struct rung_config_t {
   static constexpr int bm = 128, bn = 128, row_bytes = 64, stages = Stages;
@@ -69,8 +70,8 @@ using rung_config = rung_config_t<4>;
 /// each slice's mma (the `Early` loop), which keeps 3 slices ahead, as 4 stages refilled after the
 /// barrier do: +3-13% on the H200 at 3000x5000x2000, 8192x8192x1024 and 4096x11008x4096, the other
 /// shapes level within the power cap's spread (docs/tc-gemm.md, "Session 24"). Two blocks of
-/// 80 KB still fit an A100's 164 KB; where they would not where 64 KB would, the launch keeps the
-/// 4-stage kernel. FP8 keeps 4 stages and the old loop: on Hopper its mma.sync unpacks to FP16 HMMA
+/// 80 KB still fit an A100's 164 KB; where they would not, the launch takes the deepest kernel an
+/// SM holds two of (pick_stages: 3 stages on sm_86/89). FP8 keeps 4 stages and the old loop: on Hopper its mma.sync unpacks to FP16 HMMA
 /// and the kernel spills 116 bytes (none for sm_89, Ada, its own target), so no Hopper timing speaks
 /// for the cards that run it.
 template <class In>
@@ -503,6 +504,7 @@ __global__ void __launch_bounds__(256) mma_sync_reduce_kernel(problem p, float c
 namespace {
 std::atomic<int> forced_splits{0};
 std::atomic<bool> forced_turing{false};
+std::atomic<int> forced_stages{0};
 
 /// Rung 2 runs its Turing kernel where the device or the image is below sm_80 (FP16 only: the
 /// host refuses BF16 there), or where a test forces it.
@@ -532,6 +534,13 @@ void set_mma_sync_splits(int splits) {
 }
 int forced_mma_sync_splits() { return forced_splits.load(); }
 
+void set_mma_sync_stages(int stages) {
+  MEMLAB_EXPECTS(stages == 0 || stages == 3 || stages == 4 || stages == 5,
+                 "rung 2 runs 3, 4 or 5 stages (0: the rule); got " + std::to_string(stages));
+  forced_stages.store(stages);
+}
+int forced_mma_sync_stages() { return forced_stages.load(); }
+
 /// Blocks of the rung's kernel at `Stages` (`Early`: the one-pass loop) an SM holds, once per device
 /// (raising the kernel's shared-memory limit there first, which its launches rely on); 0 where the
 /// device's opt-in limit is below the kernel's shared memory.
@@ -560,12 +569,36 @@ int turing_blocks_per_sm() {
   });
 }
 
+/// The kernel a grid of rung 2 runs, by its stages (mma_sync_kernel_pick): the deepest of `Deep`
+/// (`DeepEarly`: the refill before the mma), 4 and 3 (down to `Shallowest`) that an SM holds as many
+/// blocks of as the `Shallowest`-stage kernel, up to the two the rung is built for (min_blocks). The
+/// second block hides each block's barrier and its tiles' fill and drain (docs/tc-gemm.md, "Rung 2:
+/// two blocks per SM"): on sm_80 and sm_90 the deep kernels keep two. On sm_86/89 (100 KB of shared
+/// memory an SM) only the 3-stage kernel's 48 KB does; the one-pass grid takes it there, the split
+/// grid (Shallowest = 4: its short blocks stream their k range from DRAM and need the depth) keeps
+/// one block of 5 stages ("Session 26": emulated on the H100, 3 stages at two blocks ran 8192x8192x1024
+/// 18% and 4096^3 4% faster than 5 at one, the decode batch's split grid 30% slower).
+/// set_mma_sync_stages overrides it where the grid has that kernel.
+template <class In, int Deep, bool DeepEarly, int Shallowest>
+mma_sync_pick pick_stages() {
+  static_assert(Shallowest == 3 || Shallowest == 4, "the candidates are Deep, 4 and 3");
+  int const forced = forced_stages.load();  // set_mma_sync_stages, where the grid has that kernel and it fits
+  if (int const b = blocks_per_sm<In, Deep, DeepEarly>(); forced == Deep && b > 0) return {Deep, b};
+  if (int const b = blocks_per_sm<In, 4>(); forced == 4 && b > 0) return {4, b};
+  if (int const b = blocks_per_sm<In, 3>(); forced == 3 && b > 0) return {3, b};
+  int const want = std::min(rung_config::min_blocks, blocks_per_sm<In, Shallowest>());
+  if (int const b = blocks_per_sm<In, Deep, DeepEarly>(); b > 0 && b >= want) return {Deep, b};
+  if (int const b = blocks_per_sm<In, 4>(); b > 0 && (b >= want || Shallowest == 4)) return {4, b};
+  return {3, blocks_per_sm<In, 3>()};
+}
+
 template <class In>
 int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
   std::int64_t const tiles = ((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
-  // Blocks an SM holds (2 on sm_80 and sm_90, 1 on sm_86/89's 99 KB; the Turing kernel 2 on a T4).
-  int const per_sm = turing_path<In>() ? turing_blocks_per_sm() : blocks_per_sm<In, 4>();
+  // Blocks an SM holds of the kernel the split grid runs (2 on sm_80, sm_86/89 and sm_90; the
+  // Turing kernel 2 on a T4).
+  int const per_sm = turing_path<In>() ? turing_blocks_per_sm() : pick_stages<In, split_stages<In>, false, 4>().blocks;
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
   int const slices = static_cast<int>((k + bk - 1) / bk);
   if (int const forced = forced_splits.load(); forced > 0) return std::max(1, std::min(forced, slices));  // a slice each at least
@@ -574,18 +607,24 @@ int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_
   return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm, partial_bytes, tile_flops));
 }
 
-/// Launches rung 2's kernel at `Stages` (`Early`: the refill before the mma) where it keeps as many
-/// blocks an SM as the 4-stage kernel; false (nothing launched) where it would not, or where it is
-/// the 4-stage kernel itself, which the caller launches.
-template <class In, int Stages, bool Early>
-bool launch_deeper(problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
-  if constexpr (Stages == 4 && !Early) {
-    return false;
-  } else {
-    if (blocks_per_sm<In, Stages, Early>() < blocks_per_sm<In, 4>()) return false;
-    mma_sync_kernel<In, Stages, Early><<<grid, rung_config::threads, rung_config_t<Stages>::smem_bytes, st>>>(p, sp);
-    return true;
-  }
+template <class In>
+mma_sync_pick mma_sync_kernel_pick(bool split_grid) {
+  if (turing_path<In>()) return {2, turing_blocks_per_sm()};  // FP16 below sm_80: the Turing kernel's two stages
+  return split_grid ? pick_stages<In, split_stages<In>, false, 4>() : pick_stages<In, one_pass_stages<In>, one_pass_early<In>, 3>();
+}
+
+/// Launches rung 2's kernel for a grid whose deepest candidate is `Deep` stages (pick_stages; each
+/// kernel's shared-memory limit was raised on this device by blocks_per_sm).
+template <class In, int Deep, bool DeepEarly, int Shallowest>
+void launch_picked(problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
+  constexpr int threads = rung_config::threads;
+  int const stages = pick_stages<In, Deep, DeepEarly, Shallowest>().stages;
+  if (stages == Deep)
+    mma_sync_kernel<In, Deep, DeepEarly><<<grid, threads, rung_config_t<Deep>::smem_bytes, st>>>(p, sp);
+  else if (stages == 4)
+    mma_sync_kernel<In, 4><<<grid, threads, rung_config_t<4>::smem_bytes, st>>>(p, sp);
+  else
+    mma_sync_kernel<In, 3><<<grid, threads, rung_config_t<3>::smem_bytes, st>>>(p, sp);
 }
 
 template <class In>
@@ -603,16 +642,12 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
     ws.emplace(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st, scratch_pool());
     sp.ws = static_cast<float*>(ws->get());
   }
-  // mma_sync_split_count's blocks_per_sm has raised the 4-stage kernel's shared-memory limit on
-  // this device; launch_deeper's raises the deeper kernel's.
   if (turing_path<In>()) {  // FP16 below sm_80 (no cp.async): the Turing kernel, static shared memory
     if constexpr (std::is_same_v<In, __half>) mma_sync_turing_kernel<In><<<grid, turing_config::threads, 0, st>>>(p, sp);
-  } else {
-    // The split grid's short blocks and the one-pass grid run deeper where that keeps the blocks
-    // an SM holds (split_stages, one_pass_stages); else the 4-stage kernel.
-    bool const deeper = sp.splits > 1 ? launch_deeper<In, split_stages<In>, false>(p, sp, grid, st)
-                                      : launch_deeper<In, one_pass_stages<In>, one_pass_early<In>>(p, sp, grid, st);
-    if (!deeper) mma_sync_kernel<In><<<grid, Cfg::threads, Cfg::smem_bytes, st>>>(p, sp);
+  } else if (sp.splits > 1) {  // the split grid's short blocks (split_stages, down to 4)
+    launch_picked<In, split_stages<In>, false, 4>(p, sp, grid, st);
+  } else {  // the one-pass grid (one_pass_stages, down to 3)
+    launch_picked<In, one_pass_stages<In>, one_pass_early<In>, 3>(p, sp, grid, st);
   }
   MEMLAB_CHECK_LAUNCH();
   if (sp.splits == 1) return;
@@ -623,11 +658,14 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
 }
 
 void const* kernel_mma_sync() { return reinterpret_cast<void const*>(mma_sync_kernel<__nv_bfloat16>); }
-std::size_t smem_mma_sync() { return rung_config::smem_bytes; }
+std::size_t smem_mma_sync() { return rung_config_t<3>::smem_bytes; }  // the shallowest kernel
 
 template int mma_sync_split_count<__half>(std::int64_t, std::int64_t, std::int64_t, int);
 template int mma_sync_split_count<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int);
 template int mma_sync_split_count<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int);
+template mma_sync_pick mma_sync_kernel_pick<__half>(bool);
+template mma_sync_pick mma_sync_kernel_pick<__nv_bfloat16>(bool);
+template mma_sync_pick mma_sync_kernel_pick<__nv_fp8_e4m3>(bool);
 template void launch_mma_sync<__half>(problem const&, cudaStream_t, int);
 template void launch_mma_sync<__nv_bfloat16>(problem const&, cudaStream_t, int);
 template void launch_mma_sync<__nv_fp8_e4m3>(problem const&, cudaStream_t, int);

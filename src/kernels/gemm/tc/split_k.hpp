@@ -55,6 +55,26 @@ int forced_mma_sync_splits();
 void set_mma_sync_turing(bool on);
 bool forced_mma_sync_turing();
 
+/// Which kernel of rung 2 a grid runs on the current device: its stages and the blocks of it an SM
+/// holds. The rule takes the deepest candidate (the one-pass grid: one_pass_stages, 4, 3; the split
+/// grid: split_stages, 4) that an SM holds as many of as the shallowest, up to 2: on sm_80 and
+/// sm_90 the deepest; on sm_86/89 (100 KB an SM) the one-pass grid's 3 stages at two blocks, the
+/// split grid's 5 at one. FP16 below sm_80 runs the Turing kernel: 2 stages.
+struct mma_sync_pick {
+  int stages = 0;
+  int blocks = 0;
+};
+template <class In>
+mma_sync_pick mma_sync_kernel_pick(bool split_grid);
+
+/// Forces the stages of rung 2's kernel (sm_80+) for the calls that follow: 3 or 4 (the loop that
+/// refills after the barrier), 5 (the one-pass grid's early refill for BF16 and FP16, the split
+/// grid's 5 stages); 0 restores the rule (the deepest kernel an SM holds two of). A count the grid
+/// has no kernel for (5 for FP8), or whose kernel the device cannot hold, leaves the rule's pick.
+/// For tests. Process-wide, not for concurrent use.
+void set_mma_sync_stages(int stages);
+int forced_mma_sync_stages();
+
 /// set_mma_sync_turing(true) for the scope's lifetime.
 class mma_sync_turing_scope {
  public:
@@ -71,6 +91,15 @@ class mma_sync_splits_scope {
   ~mma_sync_splits_scope() { set_mma_sync_splits(0); }
   mma_sync_splits_scope(mma_sync_splits_scope const&) = delete;
   mma_sync_splits_scope& operator=(mma_sync_splits_scope const&) = delete;
+};
+
+/// set_mma_sync_stages(s) for the scope's lifetime, then the rule again.
+class mma_sync_stages_scope {
+ public:
+  explicit mma_sync_stages_scope(int stages) { set_mma_sync_stages(stages); }
+  ~mma_sync_stages_scope() { set_mma_sync_stages(0); }
+  mma_sync_stages_scope(mma_sync_stages_scope const&) = delete;
+  mma_sync_stages_scope& operator=(mma_sync_stages_scope const&) = delete;
 };
 
 }  // namespace memlab::detail::gemm_tc
