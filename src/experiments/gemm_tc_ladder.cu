@@ -953,44 +953,63 @@ memlab::bench::registrar const reg_cluster_survey{[] {
        "Rung 6's kernels over shapes: speed as a fraction of cuBLAS"});
 }()};
 
+/// What gemm.tc_split_k and gemm.tc_stages share: rung 2 with one of its choices forced by the row's
+/// variant ("rule": none; "sN": N, through `Scope` for the row's lifetime), the dtype axis, the peer
+/// (cuBLAS, or cublasLt's FP8 GEMM), the tensor peak, and a bar plot of each shape's ratio to cuBLAS
+/// by variant, a panel a dtype.
+template <class Scope>
+memlab::bench::experiment rung2_forced(char const* id, char const* description, memlab::bench::axis variants,
+                                       memlab::bench::axis shapes, char const* plot_file, char const* plot_title) {
+  using namespace memlab::bench;
+  experiment e;
+  e.id = id;
+  e.description = description;
+  e.seed_ref = "001 §1-3";
+  e.default_suite = false;
+  e.axes = {std::move(variants), string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}), std::move(shapes)};
+  e.body = [](state& s) {
+    std::string const v = s.variant();
+    Scope const forced(v == "rule" ? 0 : std::stoi(v.substr(1)));
+    run_dtype(s, gemm_tc_rung::mma_sync, point_shape(s), false);
+  };
+  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; FP8 E4M3 on mma.sync m16n8k32, output BF16)");
+  e.metrics = {metrics::time(), metrics::tflops(),
+               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
+                                "GEMM with fast accumulation (best of 8)")};
+  read_against_tensor_peak(e);
+  plot_spec p = bar_plot(plot_file, plot_title, "shape", "ratio_to_peer", {"variant"});
+  p.panels = "dtype";
+  p.refs = {{"value", "cuBLAS", 1.0}};
+  e.plots.push_back(p);
+  return e;
+}
+
 // Rung 2 (mma.sync, the default on Ampere and Ada) splits K where its 128 x 128 tiles fill at most
 // half the device (split_k.hpp): each split writes FP32 partials, a second kernel adds them in
 // order. Here the rule's count beside each count forced, at few-tile shapes, every row paired with
 // cuBLAS (docs/tc-gemm.md, "Session 21").
 memlab::bench::registrar const reg_split_k{[] {
   using namespace memlab::bench;
-  experiment e;
-  e.id = "gemm.tc_split_k";
-  e.description = "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default) at few-tile shapes: K split by its rule, and 1-16 ways forced";
-  e.seed_ref = "001 §1-3";
-  e.default_suite = false;
-  e.axes = {variant_axis({"rule", "s1", "s2", "s4", "s8", "s16"}, {"rule", "s1"}),
-            string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}),
-            string_axis("shape",
-                        {"128x4096x4096", "128x8192x28672", "16x4096x4096", "64x14336x4096", "256x4096x4096",
-                         "1024x1024x4096", "512x2048x8192", "2048x2048x1024", "4096",
-                         // held out from the partials' cap (split_k.hpp, fitted on the nine above)
-                         "32x4096x4096", "128x2048x8192", "128x14336x4096"},
-                        {"128x1024x2048"})};
-  e.body = [](state& s) {
-    std::string const v = s.variant();
-    memlab::detail::gemm_tc::mma_sync_splits_scope const forced(v == "rule" ? 0 : std::stoi(v.substr(1)));
-    run_dtype(s, gemm_tc_rung::mma_sync, point_shape(s), false);
-  };
+  experiment e = rung2_forced<memlab::detail::gemm_tc::mma_sync_splits_scope>(
+      "gemm.tc_split_k",
+      "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default) at few-tile shapes: K split by its rule, and 1-16 ways forced",
+      variant_axis({"rule", "s1", "s2", "s4", "s8", "s16"}, {"rule", "s1"}),
+      string_axis("shape",
+                  {"128x4096x4096", "128x8192x28672", "16x4096x4096", "64x14336x4096", "256x4096x4096", "1024x1024x4096",
+                   "512x2048x8192", "2048x2048x1024", "4096",
+                   // held out from the partials' cap (split_k.hpp, fitted on the nine above)
+                   "32x4096x4096", "128x2048x8192", "128x14336x4096"},
+                  {"128x1024x2048"}),
+      "gemm_tc_split_k.png", "Rung 2 with K split: speed as a fraction of cuBLAS");
   e.describe_axis("variant", "",
                   "rule: rung 2's own count (split_k.hpp: one pass unless the tiles fill at most half of SMs x blocks "
                   "an SM holds; then one wave's worth of splits, 8 k slices each at least, 16 at most, halved while the "
                   "partials exceed 2.5 bytes per 1000 of the tiles' flops); sN: K split N ways forced (s1: one pass, the "
                   "rung before the split); extra.kernel names the count a row ran");
-  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; FP8 E4M3 on mma.sync m16n8k32, output BF16)");
   e.describe_axis("shape", "",
                   "m x n x k (n: a cube), A m x k row-major, B stored n x k: decode batches (m = 16-256) with their weights "
                   "from DRAM, and few-tile shapes with long k; 2048x2048x1024 and 4096 have tiles enough not to split; "
                   "the last three were held out from the partials' cap");
-  e.metrics = {metrics::time(), metrics::tflops(),
-               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
-                                "GEMM with fast accumulation (best of 8)")};
-  read_against_tensor_peak(e);
   e.headline = best_row("How much of cuBLAS does rung 2 reach on a decode batch (128x4096x4096)?",
                         {{"shape", {"128x4096x4096"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
   e.prose = {"Rung 2, mma.sync fed by a cp.async pipeline, is what an A100, an RTX 30/40 or an L4 runs. Its 128 x 128 tiles "
@@ -1000,11 +1019,6 @@ memlab::bench::registrar const reg_split_k{[] {
              "ratios.",
              "The rule's row should match the fastest forced count, and s1 (one pass) should lose where the tiles are few.",
              ""};
-  plot_spec p = bar_plot("gemm_tc_split_k.png", "Rung 2 with K split: speed as a fraction of cuBLAS", "shape", "ratio_to_peer",
-                         {"variant"});
-  p.panels = "dtype";
-  p.refs = {{"value", "cuBLAS", 1.0}};
-  e.plots.push_back(p);
   return e;
 }()};
 
@@ -1014,50 +1028,32 @@ memlab::bench::registrar const reg_split_k{[] {
 // (docs/tc-gemm.md, "Session 26").
 memlab::bench::registrar const reg_stages{[] {
   using namespace memlab::bench;
-  experiment e;
-  e.id = "gemm.tc_stages";
-  e.description = "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default): the rule's pipeline depth against 3, 4 and 5 stages forced";
-  e.seed_ref = "001 §1-3";
-  e.default_suite = false;
-  e.axes = {variant_axis({"rule", "s3", "s4", "s5"}, {"rule", "s3", "s4", "s5"}),
-            string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}),
-            string_axis("shape",
-                        {"4096", "8192", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096", "16384x4096x4096",
-                         "128x4096x4096", "128x8192x28672"},
-                        {"4096", "8192x8192x1024", "128x4096x4096"})};
-  e.body = [](state& s) {
-    std::string const v = s.variant();
-    memlab::detail::gemm_tc::mma_sync_stages_scope const forced(v == "rule" ? 0 : std::stoi(v.substr(1)));
-    run_dtype(s, gemm_tc_rung::mma_sync, point_shape(s), false);
-  };
+  experiment e = rung2_forced<memlab::detail::gemm_tc::mma_sync_stages_scope>(
+      "gemm.tc_stages",
+      "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default): the rule's pipeline depth against 3, 4 and 5 stages forced",
+      variant_axis({"rule", "s3", "s4", "s5"}, {"rule", "s3", "s4", "s5"}),
+      string_axis("shape",
+                  {"4096", "8192", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096", "16384x4096x4096", "128x4096x4096",
+                   "128x8192x28672"},
+                  {"4096", "8192x8192x1024", "128x4096x4096"}),
+      "gemm_tc_stages.png", "Rung 2 by pipeline depth: speed as a fraction of cuBLAS");
   e.describe_axis("variant", "",
                   "rule: rung 2's own pick (the deepest of 5 (4 for FP8), 4 and 3 stages that an SM holds as many blocks of "
                   "as the shallowest, up to two; the split grid of a decode batch goes down to 4 only); sN: N stages forced "
                   "(5: the early-refill loop for BF16 and FP16; FP8 has no 5-stage kernel and keeps the rule's); "
                   "extra.kernel names the stages and blocks an SM a row ran");
-  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; FP8 E4M3 on mma.sync m16n8k32, output BF16)");
   e.describe_axis("shape", "",
                   "m x n x k (n: a cube), A m x k row-major, B stored n x k: the ladder's shapes; the last two are decode "
                   "batches, which split K");
-  e.metrics = {metrics::time(), metrics::tflops(),
-               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
-                                "GEMM with fast accumulation (best of 8)")};
-  read_against_tensor_peak(e);
   e.headline = best_row("Which pipeline depth runs rung 2 fastest at 8192x8192x1024 on this GPU?",
                         {{"shape", {"8192x8192x1024"}}, {"dtype", {"bf16"}}}, "median_ms", "ratio_to_peer");
-  e.prose = {"Rung 2 keeps each block's k slices in a ring of 16 KB stages. Deeper rings hide more of the loads' latency; "
-             "but a second block on the SM is what covers each block's barrier and its tiles' fill and drain, and two blocks "
-             "of 5 stages (80 KB each) fit an A100's or an H100's shared memory, not the 100 KB of an RTX 30/40 or an L4. "
-             "The rule takes the deepest kernel an SM holds two of; each row here is that pick or a depth forced, paired "
-             "with cuBLAS.",
+  e.prose = {"Rung 2 keeps each block's k slices in a ring of 16 KB stages. Deeper rings hide more of the loads' latency, "
+             "but a second block on the SM is what covers each block's barrier, and two blocks of 5 stages (80 KB each) fit "
+             "an A100's or an H100's shared memory, not the 100 KB of an RTX 30/40 or an L4. The rule takes the deepest "
+             "kernel an SM holds two of; each row here is that pick or a depth forced, paired with cuBLAS.",
              "Within a shape the rule's row should be the fastest or within the noise of it; extra.kernel says how many blocks "
              "an SM held.",
              ""};
-  plot_spec p = bar_plot("gemm_tc_stages.png", "Rung 2 by pipeline depth: speed as a fraction of cuBLAS", "shape", "ratio_to_peer",
-                         {"variant"});
-  p.panels = "dtype";
-  p.refs = {{"value", "cuBLAS", 1.0}};
-  e.plots.push_back(p);
   return e;
 }()};
 }  // namespace

@@ -572,8 +572,9 @@ int turing_blocks_per_sm() {
 /// The kernel a grid of rung 2 runs, by its stages (mma_sync_kernel_pick): the deepest of `Deep`
 /// (`DeepEarly`: the refill before the mma), 4 and 3 (down to `Shallowest`) that an SM holds as many
 /// blocks of as the `Shallowest`-stage kernel, up to the two the rung is built for (min_blocks). The
-/// second block hides each block's barrier and its tiles' fill and drain (docs/tc-gemm.md, "Rung 2:
-/// two blocks per SM"): on sm_80 and sm_90 the deep kernels keep two. On sm_86/89 (100 KB of shared
+/// second block hides each block's slice barrier (docs/tc-gemm.md, "Rung 2: two blocks per SM"; a
+/// persistent one-block pipeline with no fill or drain between tiles recovered none of it, "Session
+/// 26"): on sm_80 and sm_90 the deep kernels keep two. On sm_86/89 (100 KB of shared
 /// memory an SM) only the 3-stage kernel's 48 KB does; the one-pass grid takes it there, the split
 /// grid (Shallowest = 4: its short blocks stream their k range from DRAM and need the depth) keeps
 /// one block of 5 stages ("Session 26": emulated on the H100, 3 stages at two blocks ran 8192x8192x1024
