@@ -17,8 +17,9 @@
 // and a second kernel adds the partials in split order and applies alpha, beta and C's type,
 // so the result does not depend on which block finished first. The split grid's blocks are short
 // and stream their k range from DRAM: for BF16 and FP16 they run 5 stages (split_stages), on
-// sm_86/89 at one block an SM, where 3 stages at two measured slower (pick_stages). FP16 below sm_80 (Turing: no cp.async) runs mma_sync_turing_kernel:
-// the same tiles, loads staged through registers, mma.sync m16n8k8.
+// sm_86/89 at one block an SM, where 3 stages at two measured slower (pick_stages). FP16 below
+// sm_80 (Turing: no cp.async) runs mma_sync_turing_kernel: the same tiles, loads staged through
+// registers, mma.sync m16n8k8.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -71,9 +72,9 @@ using rung_config = rung_config_t<4>;
 /// barrier do: +3-13% on the H200 at 3000x5000x2000, 8192x8192x1024 and 4096x11008x4096, the other
 /// shapes level within the power cap's spread (docs/tc-gemm.md, "Session 24"). Two blocks of
 /// 80 KB still fit an A100's 164 KB; where they would not, the launch takes the deepest kernel an
-/// SM holds two of (pick_stages: 3 stages on sm_86/89). FP8 keeps 4 stages and the old loop: on Hopper its mma.sync unpacks to FP16 HMMA
-/// and the kernel spills 116 bytes (none for sm_89, Ada, its own target), so no Hopper timing speaks
-/// for the cards that run it.
+/// SM holds two of (pick_stages: 3 stages on sm_86/89). FP8 keeps 4 stages and the old loop: on
+/// Hopper its mma.sync unpacks to FP16 HMMA and the kernel spills 116 bytes (none for sm_89, Ada,
+/// its own target), so no Hopper timing speaks for the cards that run it.
 template <class In>
 constexpr int one_pass_stages = sizeof(In) == 1 ? 4 : 5;
 template <class In>
@@ -574,12 +575,13 @@ int turing_blocks_per_sm() {
 /// blocks of as the `Shallowest`-stage kernel, up to the two the rung is built for (min_blocks). The
 /// second block hides each block's slice barrier (docs/tc-gemm.md, "Rung 2: two blocks per SM"; a
 /// persistent one-block pipeline with no fill or drain between tiles recovered none of it, "Session
-/// 26"): on sm_80 and sm_90 the deep kernels keep two. On sm_86/89 (100 KB of shared
-/// memory an SM) only the 3-stage kernel's 48 KB does; the one-pass grid takes it there, the split
-/// grid (Shallowest = 4: its short blocks stream their k range from DRAM and need the depth) keeps
-/// one block of 5 stages ("Session 26": emulated on the H100, 3 stages at two blocks ran 8192x8192x1024
-/// 18% and 4096^3 4% faster than 5 at one, the decode batch's split grid 30% slower).
-/// set_mma_sync_stages overrides it where the grid has that kernel.
+/// 26"): on sm_80 and sm_90 the deep kernels keep two. On sm_86/89 (100 KB of shared memory an
+/// SM) only the 3-stage kernel's 48 KB does; the one-pass grid takes it there, the split grid
+/// (Shallowest = 4: its short blocks stream their k range from DRAM and need the depth) keeps one
+/// block of 5 stages ("Session 26": on the H100 held to 100 KB an SM, 3 stages at two blocks ran
+/// 8192x8192x1024 13-18% and 8192^3 9-10% faster than 5 at one, two FP16 LLM shapes 4-6% slower,
+/// and the decode batch's split grid took 29% longer). set_mma_sync_stages overrides it where the
+/// grid has that kernel.
 template <class In, int Deep, bool DeepEarly, int Shallowest>
 mma_sync_pick pick_stages() {
   static_assert(Shallowest == 3 || Shallowest == 4, "the candidates are Deep, 4 and 3");

@@ -71,7 +71,7 @@ mma_sync_pick mma_sync_kernel_pick(bool split_grid);
 /// refills after the barrier), 5 (the one-pass grid's early refill for BF16 and FP16, the split
 /// grid's 5 stages); 0 restores the rule (the deepest kernel an SM holds two of). A count the grid
 /// has no kernel for (5 for FP8), or whose kernel the device cannot hold, leaves the rule's pick.
-/// For tests. Process-wide, not for concurrent use.
+/// For tests and gemm.tc_stages' forced rows. Process-wide, not for concurrent use.
 void set_mma_sync_stages(int stages);
 int forced_mma_sync_stages();
 
