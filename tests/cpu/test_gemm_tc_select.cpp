@@ -190,6 +190,26 @@ TEST(GemmTcSplitK, MmaSyncSplitsFillOneWaveOfSlots) {
     }
 }
 
+// Rung 2's depth (mma_sync_depth, split_k.hpp) on the blocks an SM holds of its 5-, 4- and 3-stage
+// kernels (80, 64 and 48 KB, 254 registers: two blocks at most): an H100 (228 KB) and an A100
+// (164 KB) hold two of each; sm_86/89 (100 KB) one of 5 or 4 stages and two of 3, where the one-pass
+// grid takes 3 and the split grid keeps 5 (docs/tc-gemm.md, "Session 26").
+TEST(GemmTcSplitK, MmaSyncDepthIsTheDeepestKernelAnSmHoldsTwoOf) {
+  using memlab::detail::gemm_tc::mma_sync_depth;
+  EXPECT_EQ(mma_sync_depth(5, 2, 2, 2, 3), 5);  // H100, A100: the one-pass grid
+  EXPECT_EQ(mma_sync_depth(5, 2, 2, 2, 4), 5);  // ... the split grid
+  EXPECT_EQ(mma_sync_depth(5, 1, 1, 2, 3), 3);  // sm_86/89: the one-pass grid, two blocks of 3 stages
+  EXPECT_EQ(mma_sync_depth(5, 1, 1, 2, 4), 5);  // ... the split grid, one block of 5
+  EXPECT_EQ(mma_sync_depth(4, 1, 1, 2, 3), 3);  // FP8 (deepest 4) on sm_89
+  EXPECT_EQ(mma_sync_depth(4, 1, 1, 2, 4), 4);
+  EXPECT_EQ(mma_sync_depth(4, 2, 2, 2, 3), 4);  // FP8 on an H100
+  EXPECT_EQ(mma_sync_depth(5, 1, 2, 2, 3), 4);  // where 4 stages hold two and 5 one
+  EXPECT_EQ(mma_sync_depth(5, 0, 1, 1, 3), 4);  // 5 does not fit: one block of 4 beats one of 3
+  EXPECT_EQ(mma_sync_depth(5, 0, 0, 1, 3), 3);  // only 3 fits
+  EXPECT_EQ(mma_sync_depth(5, 0, 0, 1, 4), 3);  // ... for the split grid too
+  EXPECT_EQ(mma_sync_depth(5, 3, 4, 5, 3), 5);  // more than two blocks of everything: the deepest
+}
+
 // Rung 6's choice between its cooperative and pingpong kernels (cluster_plan.hpp), with the
 // H100's 66 clusters of each: the cost count and what the session-13 A/B measured.
 #include "kernels/gemm/tc/cluster_plan.hpp"

@@ -585,14 +585,13 @@ int turing_blocks_per_sm() {
 template <class In, int Deep, bool DeepEarly, int Shallowest>
 mma_sync_pick pick_stages() {
   static_assert(Shallowest == 3 || Shallowest == 4, "the candidates are Deep, 4 and 3");
+  static_assert(rung_config::min_blocks == 2, "mma_sync_depth wants up to two blocks an SM");
+  int const deep = blocks_per_sm<In, Deep, DeepEarly>(), four = blocks_per_sm<In, 4>(), three = blocks_per_sm<In, 3>();
+  auto const blocks_of = [&](int stages) { return stages == Deep ? deep : stages == 4 ? four : three; };
   int const forced = forced_stages.load();  // set_mma_sync_stages, where the grid has that kernel and it fits
-  if (int const b = blocks_per_sm<In, Deep, DeepEarly>(); forced == Deep && b > 0) return {Deep, b};
-  if (int const b = blocks_per_sm<In, 4>(); forced == 4 && b > 0) return {4, b};
-  if (int const b = blocks_per_sm<In, 3>(); forced == 3 && b > 0) return {3, b};
-  int const want = std::min(rung_config::min_blocks, blocks_per_sm<In, Shallowest>());
-  if (int const b = blocks_per_sm<In, Deep, DeepEarly>(); b > 0 && b >= want) return {Deep, b};
-  if (int const b = blocks_per_sm<In, 4>(); b > 0 && (b >= want || Shallowest == 4)) return {4, b};
-  return {3, blocks_per_sm<In, 3>()};
+  if ((forced == Deep || forced == 4 || forced == 3) && blocks_of(forced) > 0) return {forced, blocks_of(forced)};
+  int const stages = mma_sync_depth(Deep, deep, four, three, Shallowest);
+  return {stages, blocks_of(stages)};
 }
 
 template <class In>

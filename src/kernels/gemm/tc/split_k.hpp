@@ -64,6 +64,18 @@ struct mma_sync_pick {
   int stages = 0;
   int blocks = 0;
 };
+
+/// That rule on the blocks an SM holds of each candidate (0: it does not fit the device): `deep`
+/// stages (5, or 4 for FP8), 4 and 3; `shallowest` is 3 for the one-pass grid and 4 for the split
+/// grid, whose short blocks stream their k range from DRAM and need the depth. Returns the stages:
+/// the deepest that an SM holds as many blocks of as the shallowest does, up to 2; 3 where nothing
+/// deeper fits at all.
+inline int mma_sync_depth(int deep, int deep_blocks, int blocks4, int blocks3, int shallowest) {
+  int const want = std::min(2, shallowest == 4 ? blocks4 : blocks3);
+  if (deep_blocks > 0 && deep_blocks >= want) return deep;
+  if (blocks4 > 0 && (blocks4 >= want || shallowest == 4)) return 4;
+  return 3;
+}
 template <class In>
 mma_sync_pick mma_sync_kernel_pick(bool split_grid);
 
