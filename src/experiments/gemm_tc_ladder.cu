@@ -270,18 +270,12 @@ void pair_with_cublas(bench::state& s, weight_ring<In> const& ring, std::functio
 /// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
 void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
                       void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
-  if (rung == gemm_tc_rung::mma_sync) {  // its stages (split_k.hpp's pick) and, where it splits K, how many ways
+  if (rung == gemm_tc_rung::mma_sync) {  // its stages and blocks an SM, and where it splits K, how many ways
     namespace tc = detail::gemm_tc;
     int const sms = memlab::gemm_tc_current_target().sm_count;
-    int const splits = in_bytes == 1 ? tc::mma_sync_split_count<__nv_fp8_e4m3>(m, n, k, sms)
-                       : f16         ? tc::mma_sync_split_count<__half>(m, n, k, sms)
-                                     : tc::mma_sync_split_count<__nv_bfloat16>(m, n, k, sms);
-    tc::mma_sync_pick const pick = in_bytes == 1 ? tc::mma_sync_kernel_pick<__nv_fp8_e4m3>(splits > 1)
-                                   : f16         ? tc::mma_sync_kernel_pick<__half>(splits > 1)
-                                                 : tc::mma_sync_kernel_pick<__nv_bfloat16>(splits > 1);
-    std::string what = "128x128, " + std::to_string(pick.stages) + " stages, " + std::to_string(pick.blocks) + " blocks/SM";
-    if (splits > 1) what += ", K split " + std::to_string(splits) + " ways";
-    s.set_extra("kernel", what);
+    s.set_extra("kernel", in_bytes == 1 ? tc::mma_sync_kernel_name<__nv_fp8_e4m3>(m, n, k, sms)
+                          : f16         ? tc::mma_sync_kernel_name<__half>(m, n, k, sms)
+                                        : tc::mma_sync_kernel_name<__nv_bfloat16>(m, n, k, sms));
     return;
   }
   if (rung != gemm_tc_rung::cluster) return;

@@ -594,19 +594,47 @@ mma_sync_pick pick_stages() {
   return {stages, blocks_of(stages)};
 }
 
+/// What rung 2 runs for a problem: the K split, and the kernel of that grid (pick_stages; the
+/// Turing kernel below sm_80). Each launch plans once.
+struct mma_sync_plan {
+  int splits = 1;
+  bool turing = false;  ///< FP16 below sm_80 (turing_path): mma_sync_turing_kernel
+  mma_sync_pick kernel;
+};
 template <class In>
-int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
+mma_sync_plan plan_mma_sync(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
+  bool const turing = turing_path<In>();
   std::int64_t const tiles = ((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
-  // Blocks an SM holds of the kernel the split grid runs (2 on sm_80, sm_86/89 and sm_90; the
-  // Turing kernel 2 on a T4).
-  int const per_sm = turing_path<In>() ? turing_blocks_per_sm() : pick_stages<In, split_stages<In>, false, 4>().blocks;
+  // The split grid's slots: SMs x the blocks an SM holds of its kernel (2 on sm_80, sm_86/89 and
+  // sm_90; the Turing kernel 2 on a T4).
+  mma_sync_pick const split_kernel = turing ? mma_sync_pick{2, turing_blocks_per_sm()} : pick_stages<In, split_stages<In>, false, 4>();
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
   int const slices = static_cast<int>((k + bk - 1) / bk);
-  if (int const forced = forced_splits.load(); forced > 0) return std::max(1, std::min(forced, slices));  // a slice each at least
-  double const partial_bytes = 4.0 * static_cast<double>(m) * static_cast<double>(n);
-  double const tile_flops = 2.0 * static_cast<double>(tiles) * Cfg::bm * Cfg::bn * static_cast<double>(slices) * static_cast<double>(bk);
-  return static_cast<int>(mma_sync_splits(tiles, slices, sm_count * per_sm, partial_bytes, tile_flops));
+  mma_sync_plan plan;
+  plan.turing = turing;
+  if (int const forced = forced_splits.load(); forced > 0) {
+    plan.splits = std::max(1, std::min(forced, slices));  // a slice each at least
+  } else {
+    double const partial_bytes = 4.0 * static_cast<double>(m) * static_cast<double>(n);
+    double const tile_flops = 2.0 * static_cast<double>(tiles) * Cfg::bm * Cfg::bn * static_cast<double>(slices) * static_cast<double>(bk);
+    plan.splits = static_cast<int>(mma_sync_splits(tiles, slices, sm_count * split_kernel.blocks, partial_bytes, tile_flops));
+  }
+  plan.kernel = plan.splits > 1 || turing ? split_kernel : pick_stages<In, one_pass_stages<In>, one_pass_early<In>, 3>();
+  return plan;
+}
+
+template <class In>
+int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
+  return plan_mma_sync<In>(m, n, k, sm_count).splits;
+}
+
+template <class In>
+std::string mma_sync_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
+  mma_sync_plan const plan = plan_mma_sync<In>(m, n, k, sm_count);
+  std::string name = "128x128, " + std::to_string(plan.kernel.stages) + " stages, " + std::to_string(plan.kernel.blocks) + " blocks/SM";
+  if (plan.splits > 1) name += ", K split " + std::to_string(plan.splits) + " ways";
+  return name;
 }
 
 template <class In>
@@ -615,12 +643,12 @@ mma_sync_pick mma_sync_kernel_pick(bool split_grid) {
   return split_grid ? pick_stages<In, split_stages<In>, false, 4>() : pick_stages<In, one_pass_stages<In>, one_pass_early<In>, 3>();
 }
 
-/// Launches rung 2's kernel for a grid whose deepest candidate is `Deep` stages (pick_stages; each
-/// kernel's shared-memory limit was raised on this device by blocks_per_sm).
-template <class In, int Deep, bool DeepEarly, int Shallowest>
-void launch_picked(problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
+/// Launches rung 2's `stages`-stage kernel for a grid whose deepest candidate is `Deep` stages
+/// (`DeepEarly`: the refill before the mma); pick_stages chose it, and blocks_per_sm raised each
+/// kernel's shared-memory limit on this device.
+template <class In, int Deep, bool DeepEarly>
+void launch_stages(int stages, problem const& p, mma_split const& sp, unsigned grid, cudaStream_t st) {
   constexpr int threads = rung_config::threads;
-  int const stages = pick_stages<In, Deep, DeepEarly, Shallowest>().stages;
   if (stages == Deep)
     mma_sync_kernel<In, Deep, DeepEarly><<<grid, threads, rung_config_t<Deep>::smem_bytes, st>>>(p, sp);
   else if (stages == 4)
@@ -633,8 +661,9 @@ template <class In>
 void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   using Cfg = rung_config;
   std::int64_t const tiles = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
+  mma_sync_plan const plan = plan_mma_sync<In>(p.m, p.n, p.k, sm_count);
   mma_split sp;
-  sp.splits = mma_sync_split_count<In>(p.m, p.n, p.k, sm_count);
+  sp.splits = plan.splits;
   std::int64_t const blocks = tiles * sp.splits;
   MEMLAB_EXPECTS(blocks <= 0x7fffffff, "too many mma_sync tiles for one grid");
   auto const grid = static_cast<unsigned>(blocks);
@@ -644,12 +673,12 @@ void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
     ws.emplace(static_cast<std::size_t>(sp.splits) * static_cast<std::size_t>(p.m * sp.ws_ld) * sizeof(float), st, scratch_pool());
     sp.ws = static_cast<float*>(ws->get());
   }
-  if (turing_path<In>()) {  // FP16 below sm_80 (no cp.async): the Turing kernel, static shared memory
+  if (plan.turing) {  // FP16 below sm_80 (no cp.async): the Turing kernel, static shared memory
     if constexpr (std::is_same_v<In, __half>) mma_sync_turing_kernel<In><<<grid, turing_config::threads, 0, st>>>(p, sp);
   } else if (sp.splits > 1) {  // the split grid's short blocks (split_stages, down to 4)
-    launch_picked<In, split_stages<In>, false, 4>(p, sp, grid, st);
+    launch_stages<In, split_stages<In>, false>(plan.kernel.stages, p, sp, grid, st);
   } else {  // the one-pass grid (one_pass_stages, down to 3)
-    launch_picked<In, one_pass_stages<In>, one_pass_early<In>, 3>(p, sp, grid, st);
+    launch_stages<In, one_pass_stages<In>, one_pass_early<In>>(plan.kernel.stages, p, sp, grid, st);
   }
   MEMLAB_CHECK_LAUNCH();
   if (sp.splits == 1) return;
@@ -665,6 +694,9 @@ std::size_t smem_mma_sync() { return rung_config_t<3>::smem_bytes; }  // the sha
 template int mma_sync_split_count<__half>(std::int64_t, std::int64_t, std::int64_t, int);
 template int mma_sync_split_count<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int);
 template int mma_sync_split_count<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int);
+template std::string mma_sync_kernel_name<__half>(std::int64_t, std::int64_t, std::int64_t, int);
+template std::string mma_sync_kernel_name<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int);
+template std::string mma_sync_kernel_name<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int);
 template mma_sync_pick mma_sync_kernel_pick<__half>(bool);
 template mma_sync_pick mma_sync_kernel_pick<__nv_bfloat16>(bool);
 template mma_sync_pick mma_sync_kernel_pick<__nv_fp8_e4m3>(bool);

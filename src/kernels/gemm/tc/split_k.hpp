@@ -87,31 +87,22 @@ mma_sync_pick mma_sync_kernel_pick(bool split_grid);
 void set_mma_sync_stages(int stages);
 int forced_mma_sync_stages();
 
-/// set_mma_sync_turing(true) for the scope's lifetime.
-class mma_sync_turing_scope {
+/// Holds one of rung 2's overrides (`Set`: set_mma_sync_splits, set_mma_sync_stages,
+/// set_mma_sync_turing) at a value for the scope's lifetime, then `Rule` (the choice by rule) again.
+template <class T, void (*Set)(T), T Rule>
+class forced_scope {
  public:
-  mma_sync_turing_scope() { set_mma_sync_turing(true); }
-  ~mma_sync_turing_scope() { set_mma_sync_turing(false); }
-  mma_sync_turing_scope(mma_sync_turing_scope const&) = delete;
-  mma_sync_turing_scope& operator=(mma_sync_turing_scope const&) = delete;
+  explicit forced_scope(T value) { Set(value); }
+  ~forced_scope() { Set(Rule); }
+  forced_scope(forced_scope const&) = delete;
+  forced_scope& operator=(forced_scope const&) = delete;
 };
-
-/// set_mma_sync_splits(s) for the scope's lifetime, then the rule again.
-class mma_sync_splits_scope {
+using mma_sync_splits_scope = forced_scope<int, set_mma_sync_splits, 0>;
+using mma_sync_stages_scope = forced_scope<int, set_mma_sync_stages, 0>;
+/// The Turing kernel for the scope's lifetime.
+class mma_sync_turing_scope : forced_scope<bool, set_mma_sync_turing, false> {
  public:
-  explicit mma_sync_splits_scope(int splits) { set_mma_sync_splits(splits); }
-  ~mma_sync_splits_scope() { set_mma_sync_splits(0); }
-  mma_sync_splits_scope(mma_sync_splits_scope const&) = delete;
-  mma_sync_splits_scope& operator=(mma_sync_splits_scope const&) = delete;
-};
-
-/// set_mma_sync_stages(s) for the scope's lifetime, then the rule again.
-class mma_sync_stages_scope {
- public:
-  explicit mma_sync_stages_scope(int stages) { set_mma_sync_stages(stages); }
-  ~mma_sync_stages_scope() { set_mma_sync_stages(0); }
-  mma_sync_stages_scope(mma_sync_stages_scope const&) = delete;
-  mma_sync_stages_scope& operator=(mma_sync_stages_scope const&) = delete;
+  mma_sync_turing_scope() : forced_scope(true) {}
 };
 
 }  // namespace memlab::detail::gemm_tc

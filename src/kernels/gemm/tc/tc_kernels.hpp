@@ -4,6 +4,8 @@
 // rung needs (docs/tc-gemm.md); the TMA rungs build their tensor maps from it.
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 #include "kernels/gemm/tc/tc_common.cuh"
 
 namespace memlab::detail::gemm_tc {
@@ -13,6 +15,9 @@ template <class In> void launch_wmma(problem const& p, cudaStream_t st);
 template <class In> void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count);
 /// The ways rung 2 splits K for an m x n x k problem of In on the current device (1: no split).
 template <class In> int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count);
+/// What rung 2 runs for that problem, as a record's row names it: "128x128, 5 stages, 2 blocks/SM"
+/// and, where it splits K, ", K split 4 ways".
+template <class In> std::string mma_sync_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count);
 template <class In> void launch_tma_wgmma(problem const& p, cudaStream_t st);
 template <class In> void launch_warp_specialized(problem const& p, cudaStream_t st);
 template <class In> void launch_persistent(problem const& p, cudaStream_t st, int sm_count);
