@@ -837,8 +837,7 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
                   "256x152 kernel (128x152 a warpgroup, pairs along N sharing A), the pingpong kernel at 128x192 or "
                   "128x160 a warpgroup, or the same swapped (pingpong192s, pingpong160s: C^T = B^T A^T, so 192x128 or "
                   "160x128 tiles of C; where C does not take the TMA store, the unswapped kernel), pingpong at 128x176 or "
-                  "128x144, the cooperative kernel at one tile width forced (coop128x256, coop128x128), or the cooperative "
-                  "128x256 kernel in clusters of four CTAs along M sharing B in quarters (coop128x256x4)");
+                  "128x144, or the cooperative kernel at one tile width forced (coop128x256, coop128x128)");
   e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation");
   e.describe_axis("shape", "", t.shape_text);
   e.metrics = {metrics::time(), metrics::tflops(),

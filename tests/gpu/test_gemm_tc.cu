@@ -310,9 +310,6 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144, cluster_family::pingpong144, 
 // `cooperative` takes 128 x 128 (few pairs) and the reverse.
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256, cluster_family::coop128x256, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128, cluster_family::coop128x128, run_cluster_rung)
-// The cooperative 128 x 256 kernel in clusters of four (quads along M sharing B in quarters): quads
-// with one to three CTAs past m, and B's last quarters past n (n = 8: one quarter loaded).
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoopQuad, cluster_family::coop128x256x4, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -353,7 +350,6 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176Edges, cluster_family::pingpong
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144Edges, cluster_family::pingpong144, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256Edges, cluster_family::coop128x256, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128Edges, cluster_family::coop128x128, run_cluster_edges)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoopQuadEdges, cluster_family::coop128x256x4, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -412,12 +408,11 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   // and the tail not issued); 2304 x 1024: 9 x 7 tiles, 31 pairs and a half. Swapped 192 and 160
   // (C^T's 2152 x 4224: 17 x 22 and 17 x 27 tiles of 128 x BN, odd tile rows, the last tile column
   // whole at 192 and 64 of 160 rows of C at 160, C's columns past 2152 clipped; 1024 x 2304: 8 x 12
-  // and 8 x 15). Quads (coop128x256x4): 33 tile rows, so the last quad's CTAs 1-3 lie past m, and
-  // the last tile column holds 104 columns: two of B's four quarters loaded.
+  // and 8 x 15).
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
                            cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s,
                            cluster_family::pingpong176, cluster_family::pingpong144, cluster_family::coop128x256,
-                           cluster_family::coop128x128, cluster_family::coop128x256x4}) {
+                           cluster_family::coop128x128}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
@@ -454,7 +449,6 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176EpilogueWalk, cluster_family::p
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144EpilogueWalk, cluster_family::pingpong144, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256EpilogueWalk, cluster_family::coop128x256, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128EpilogueWalk, cluster_family::coop128x128, run_cluster_epilogue_walk)
-MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoopQuadEpilogueWalk, cluster_family::coop128x256x4, run_cluster_epilogue_walk)
 
 // FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
 // 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
@@ -483,7 +477,6 @@ MEMLAB_TC_E4M3_TESTS(ClusterPingpong176, cluster_family::pingpong176)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong144, cluster_family::pingpong144)
 MEMLAB_TC_E4M3_TESTS(ClusterCoop128x256, cluster_family::coop128x256)
 MEMLAB_TC_E4M3_TESTS(ClusterCoop128x128, cluster_family::coop128x128)
-MEMLAB_TC_E4M3_TESTS(ClusterCoopQuad, cluster_family::coop128x256x4)
 
 // FP8 on rungs 2-5: the canonical cases (rung 5's 64 x 64 decode tiles and its split-K among
 // them), BF16 and FP32 C.
@@ -504,7 +497,7 @@ TEST(GemmTc, ClusterE4m3WalkManyTiles) {
   for (cluster_family f : {cluster_family::automatic, cluster_family::cooperative, cluster_family::pingpong192,
                            cluster_family::pingpong160, cluster_family::cooperative256, cluster_family::pingpong192s,
                            cluster_family::pingpong160s, cluster_family::pingpong176, cluster_family::pingpong144,
-                           cluster_family::coop128x256, cluster_family::coop128x128, cluster_family::coop128x256x4}) {
+                           cluster_family::coop128x256, cluster_family::coop128x128}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<e4m3, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 208);

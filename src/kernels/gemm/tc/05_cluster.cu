@@ -39,7 +39,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <string>
 #include <utility>
 
 #include "kernels/gemm/tc/cluster_plan.hpp"
@@ -61,7 +60,7 @@ constexpr int smem_limit = 232448 - 1152;  // Hopper's 227 KB a block, less the 
 /// a pair loading half of the shared operand (see pair_share).
 template <int BM, int BN>
 struct tile_bytes {
-  static constexpr int a_bytes = BM * row_bytes, b_bytes = BN * row_bytes;
+  static constexpr int a_bytes = BM * row_bytes, b_bytes = BN * row_bytes, b_half_bytes = b_bytes / 2;
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static_assert(BN % 8 == 0 && a_bytes % 2048 == 0 && b_bytes % 1024 == 0, "slots start on 1024-byte swizzle atoms");
 };
@@ -304,30 +303,27 @@ __device__ __forceinline__ void tma_store_epilogue_t(float const (&acc)[BN / 2],
 ///    cover the tiles without a hole: 3000x5000 at 256 x 152 is 12 x 33 tiles, 198 pairs, 3
 ///    waves of 66 clusters, where pairing within rows would take 12 x 17 = 204.
 /// KB: the elements of K in one k-block (operand_traits<In>::k_block).
-/// CS: the CTAs a cluster (cluster_size, or 4 for the cooperative 128 x 256 kernel in quads:
-/// four M tiles of a column sharing B, each CTA loading a quarter of it; share b only).
-template <int BM, int BN, pair_share Share = pair_share::b, int KB = 64, int CS = cluster_size>
+template <int BM, int BN, pair_share Share = pair_share::b, int KB = 64>
 struct cl_grid {
   static constexpr int k_block = KB;
-  static_assert(CS == cluster_size || Share == pair_share::b, "clusters beyond pairs share B");
   int tiles_m, tiles_n, ctiles, nk, cluster, clusters;
   unsigned rank;
   __device__ explicit cl_grid(problem const& p)
       : tiles_m(static_cast<int>((p.m + BM - 1) / BM)),
         tiles_n(static_cast<int>((p.n + BN - 1) / BN)),
-        ctiles(Share == pair_share::b ? (tiles_m + CS - 1) / CS * tiles_n : (tiles_m * tiles_n + 1) / 2),
+        ctiles(Share == pair_share::b ? (tiles_m + 1) / 2 * tiles_n : (tiles_m * tiles_n + 1) / 2),
         nk(static_cast<int>((p.k + KB - 1) / KB)),
-        cluster(static_cast<int>(blockIdx.x) / CS),
-        clusters(static_cast<int>(gridDim.x) / CS),
+        cluster(static_cast<int>(blockIdx.x) / cluster_size),
+        clusters(static_cast<int>(gridDim.x) / cluster_size),
         rank(cluster_ctarank()) {}
   /// This CTA's tile of cluster tile `ct`; false when it lies past m (share b, odd tiles_m: the
   /// last pair's second tile) or past the last tile (share a, an odd count), which is then
   /// neither loaded nor computed nor stored.
   __device__ bool tile(int ct, int& tm, int& tn) const {
     if constexpr (Share == pair_share::b) {
-      int ctm;  // runs of 16 M tiles (8 pairs, 4 quads): 2048 rows of A at BM = 128
-      grouped_tile(ct, (tiles_m + CS - 1) / CS, tiles_n, 16 / CS, ctm, tn);
-      tm = CS * ctm + static_cast<int>(rank);
+      int ctm;
+      grouped_tile(ct, (tiles_m + 1) / 2, tiles_n, 8, ctm, tn);
+      tm = 2 * ctm + static_cast<int>(rank);
       return tm < tiles_m;
     } else {
       int const i = 2 * ct + static_cast<int>(rank);
@@ -369,23 +365,20 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
 ///  - share a: its half of A's rows multicast into both CTAs where the pair shares A, else all
 ///    of its own A (through the same half-box map, twice); its own B. A live CTA expects A and B
 ///    whole either way, a dead one nothing.
-template <class Cfg, pair_share Share, int BM, int BN, int KB, int CS>
-__device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB, CS> const& g, problem const& p, cl_maps const& maps,
+template <class Cfg, pair_share Share, int BM, int BN, int KB>
+__device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, problem const& p, cl_maps const& maps,
                                         std::uint32_t base, std::uint64_t* full, std::uint64_t* empty) {
-  constexpr int b_part_rows = BN / CS, b_part_bytes = Cfg::b_bytes / CS;  // share b: what each CTA loads of B
-  static_assert(Share == pair_share::a || b_part_bytes % 1024 == 0, "B's parts are whole swizzle atoms");
+  static_assert(Share == pair_share::a || Cfg::b_half_bytes % 1024 == 0, "B halves are whole swizzle atoms");
   int s = 0;
   unsigned phase = 0;
   int const rank = static_cast<int>(g.rank);
   for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
     int tm, tn;
     bool const live = g.tile(ct, tm, tn);
-    // Share b: the parts of B's slice that start inside n (all CS of them but at the last column tile).
-    std::int64_t const b_rest = p.n - static_cast<std::int64_t>(tn) * BN;
-    int const parts = b_rest >= BN ? CS : static_cast<int>((b_rest + b_part_rows - 1) / b_part_rows);
+    bool const both = tn * BN + BN / 2 < p.n;  // share b: else only rank 0's half of B
     bool const share_a = Share == pair_share::a && g.shares_a(ct);
     unsigned const bytes = Share == pair_share::a ? (live ? Cfg::a_bytes + Cfg::b_bytes : 0)
-                                                  : (live ? Cfg::a_bytes : 0) + parts * b_part_bytes;
+                                                  : (live ? Cfg::a_bytes : 0) + (both ? 2 : 1) * Cfg::b_half_bytes;
     for (int kb = 0; kb < g.nk; ++kb) {
       mbar_wait(&empty[s], phase ^ 1);  // our slot AND the peer's are free
       std::uint32_t const sa = base + s * Cfg::stage_bytes, sb = sa + Cfg::a_bytes;
@@ -401,9 +394,9 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB, CS> const& g,
         if (live) tma_load_2d(sb, &maps.b, &full[s], kb * g.k_block, tn * BN);
       } else {
         if (live) tma_load_2d(sa, &maps.a, &full[s], kb * g.k_block, tm * BM);
-        if (rank < parts)
-          tma_load_2d_multicast(sb + rank * b_part_bytes, &maps.b, &full[s], kb * g.k_block, tn * BN + rank * b_part_rows,
-                                (1u << CS) - 1u);
+        if (rank == 0 || both)
+          tma_load_2d_multicast(sb + rank * Cfg::b_half_bytes, &maps.b, &full[s], kb * g.k_block, tn * BN + rank * (BN / 2),
+                                (1u << cluster_size) - 1u);
       }
       if (++s == Cfg::stages) {
         s = 0;
@@ -530,7 +523,7 @@ __device__ __forceinline__ void store_packed_box(std::uint32_t const (&pk)[BN / 
 }
 #endif
 
-template <class In, int BM, int BN, pair_share Share, int CS>
+template <class In, int BM, int BN, pair_share Share>
 __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = cl_config<BM, BN>;
@@ -540,9 +533,9 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
   __shared__ std::uint64_t full[stages], empty[stages];
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
-  cl_grid<BM, BN, Share, operand_traits<In>::k_block, CS> const g(p);
+  cl_grid<BM, BN, Share, operand_traits<In>::k_block> const g(p);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-  init_slots(full, empty, 8 * CS);  // every consumer warp of every CTA of the cluster releases a slot
+  init_slots(full, empty, 8 * cluster_size);  // every consumer warp of both CTAs releases a slot
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
@@ -556,7 +549,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
     float acc[mw][BN / 2];
     unsigned epi_seq = 0;  // boxes this warpgroup has stored (tma_store_epilogue's buffer choice)
     auto release = [&](int slot) {
-      if (lane < CS) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
+      if (lane < cluster_size) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
     };
     std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
     // The deferred epilogue (store_packed_box): 16-bit C through TMA, the warpgroup's last m64
@@ -772,24 +765,22 @@ __global__ void __launch_bounds__(threads, 1)
 /// One of rung 6's kernels and what its launch needs: the kernel, its tile (BM x BN) and its
 /// configuration (dynamic shared memory, C box row bytes).
 /// `Swap`: the kernel runs on the swapped problem (pingpong only; pingpong_kernel).
-template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b, bool Swap = false,
-          int CS = cluster_size>
+template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b, bool Swap = false>
 struct rung6 {
   using in = In;
-  static constexpr int bm = BM, bn = BN, cs = CS;
+  static constexpr int bm = BM, bn = BN;
   static constexpr pair_share share = Share;
   static constexpr bool swap = Swap;
   using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
   static_assert(Pingpong || !Swap, "only the pingpong kernels run swapped");
-  static_assert(CS == cluster_size || (!Pingpong && Share == pair_share::b), "quads: the cooperative kernel sharing B");
   static auto kernel() {
     if constexpr (Pingpong) return pingpong_kernel<In, BN, Swap>;
-    else return cluster_kernel<In, BM, BN, Share, CS>;
+    else return cluster_kernel<In, BM, BN, Share>;
   }
 };
-template <class In, int BM, int BN, pair_share Share = pair_share::b, int CS = cluster_size>
-using cooperative = rung6<In, BM, BN, false, Share, false, CS>;
+template <class In, int BM, int BN, pair_share Share = pair_share::b>
+using cooperative = rung6<In, BM, BN, false, Share>;
 template <class In, int BN, bool Swap = false>
 using pingpong = rung6<In, 128, BN, true, pair_share::b, Swap>;
 
@@ -817,11 +808,10 @@ int max_active_clusters() {
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(K::cfg::smem_bytes)));
     cudaLaunchAttribute attr[2];
-    cudaLaunchConfig_t const cfg = cluster_launch_config(attr, K::cs, K::cs, threads, K::cfg::smem_bytes, nullptr);
+    cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, cluster_size, threads, K::cfg::smem_bytes, nullptr);
     int n = 0;
     MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
-    if (n < 1)
-      throw memlab::error("gemm_tc cluster rung: no cluster of " + std::to_string(K::cs) + " blocks fits on this device");
+    if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
     return n;
   });
 }
@@ -838,14 +828,14 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
   problem const p = K::swap ? swapped(call) : call;  // the problem the kernel computes
   using In = typename K::in;
   constexpr int BM = K::bm, BN = K::bn;
-  std::int64_t const ctiles = cluster_pairs(p.m, p.n, BM, BN, K::share == pair_share::a, K::cs);
+  std::int64_t const ctiles = cluster_pairs(p.m, p.n, BM, BN, K::share == pair_share::a);
   MEMLAB_EXPECTS(ctiles <= 0x3fffffff, "too many tiles for one grid");
   bool const f16 = std::is_same_v<typename operand_traits<In>::c16, __half>;  // 16-bit C: FP16, else BF16
   cl_maps maps;
   std::memset(&maps, 0, sizeof maps);
   bool const share_a = K::share == pair_share::a;  // each CTA of a pair loads half of the shared operand
   make_tensor_map(&maps.a, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
-  make_tensor_map(&maps.b, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, share_a ? BN : BN / K::cs);
+  make_tensor_map(&maps.b, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, share_a ? BN : BN / 2);
   int const out_bytes = p.c_f32 ? 4 : 2;
   if (tma_store && K::swap) {
     // C itself (call's m x n), in boxes of 32 rows x 128 bytes (tma_store_epilogue_t).
@@ -861,7 +851,7 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
   // max_active_clusters<K> has raised K's shared-memory limit on this device, once.
   std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t const cfg = cluster_launch_config(attr, K::cs, static_cast<unsigned>(clusters * K::cs),
+  cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st, true);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::kernel(), maps, p, tma_store ? 1 : 0));
   MEMLAB_CHECK_LAUNCH();
@@ -897,7 +887,6 @@ void launch_cluster(problem const& p, cudaStream_t st) {
       cluster_row_alignment(p.a, row_bytes(p.a_si), p.b, row_bytes(p.b_sj), static_cast<int>(sizeof(In)));
   switch (pick<In>(p.m, p.n, p.k, tma_store, rows)) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st, tma_store); break;
-    case cluster_tile::coop_128x256_quad: launch<cooperative<In, 128, 256, pair_share::b, 4>>(p, st, tma_store); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st, tma_store); break;
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x192: launch<pingpong<In, 192>>(p, st, tma_store); break;

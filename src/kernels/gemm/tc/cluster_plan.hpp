@@ -29,11 +29,6 @@ enum class cluster_tile : int {
   /// 32-row boxes would need a tail box in the transposed store), for widths between the others.
   pingpong_128x176,
   pingpong_128x144,
-  /// The cooperative 128 x 256 kernel in clusters of four CTAs along M (quads): four M tiles of a
-  /// column share B's slice, each CTA loading a quarter of it, so a CTA pulls 16 + 8 KB a k-block
-  /// from L2 where a pair's pulls 16 + 16. A GPC holds fewer quads than pairs (128 of the H100's
-  /// 132 SMs), so a wave is 128 tiles.
-  coop_128x256_quad,
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
@@ -43,12 +38,11 @@ enum class cluster_tile : int {
 /// 128 x 128); coop128x256 and coop128x128 force one of the two.
 enum class cluster_family : int {
   automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s, pingpong176, pingpong144,
-  coop128x256, coop128x128, coop128x256x4
+  coop128x256, coop128x128
 };
 inline constexpr char const* cluster_family_names[] = {"auto",         "cooperative",  "pingpong192",  "pingpong160",
                                                        "cooperative256", "pingpong192s", "pingpong160s", "pingpong176",
-                                                       "pingpong144",  "coop128x256",  "coop128x128",
-                                                       "coop128x256x4"};
+                                                       "pingpong144",  "coop128x256",  "coop128x128"};
 inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
 inline cluster_family cluster_family_from_name(std::string const& name) {
   for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
@@ -61,13 +55,13 @@ struct cluster_capacity {
   int coop, pp192, pp160, coop256, pp176, pp144;
 };
 
-/// The cluster tiles (pairs of bm x bn tiles, or `cs` of them) over an m x n C, in the two orders
-/// of cl_grid (05_cluster.cu): along M (cs tile rows of a column; a last group short of cs rows
-/// leaves CTAs without a tile), or row-major pairs that may wrap rows (`in_rows`; an odd count
-/// leaves the last tile alone). The launch sizes its grid by it and the rule below counts waves by it.
-inline std::int64_t cluster_pairs(std::int64_t m, std::int64_t n, int bm, int bn, bool in_rows, int cs = 2) {
+/// The cluster tiles (pairs of bm x bn tiles) over an m x n C, in the two orders of cl_grid
+/// (05_cluster.cu): pairs along M (two tile rows of a column; an odd last row pairs with nothing),
+/// or row-major pairs that may wrap rows (`in_rows`; an odd count leaves the last tile alone).
+/// The launch sizes its grid by it and the rule below counts waves by it.
+inline std::int64_t cluster_pairs(std::int64_t m, std::int64_t n, int bm, int bn, bool in_rows) {
   std::int64_t const tiles_m = (m + bm - 1) / bm, tiles_n = (n + bn - 1) / bn;
-  return in_rows ? (tiles_m * tiles_n + 1) / 2 : (tiles_m + cs - 1) / cs * tiles_n;
+  return in_rows ? (tiles_m * tiles_n + 1) / 2 : (tiles_m + 1) / 2 * tiles_n;
 }
 
 /// Whether C takes rung 6's TMA store epilogue: beta = 0 (C is not read), its base 16-byte
@@ -171,7 +165,6 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::pingpong144) return cluster_tile::pingpong_128x144;
   if (allowed == cluster_family::coop128x256) return cluster_tile::coop_128x256;
   if (allowed == cluster_family::coop128x128) return cluster_tile::coop_128x128;
-  if (allowed == cluster_family::coop128x256x4) return cluster_tile::coop_128x256_quad;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -246,7 +239,6 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::pingpong_160x128_swapped: return "pingpong 160x128 (swapped)";
     case cluster_tile::pingpong_128x176: return "pingpong 128x176";
     case cluster_tile::pingpong_128x144: return "pingpong 128x144";
-    case cluster_tile::coop_128x256_quad: return "cooperative 128x256, clusters of 4";
   }
   return "?";
 }
