@@ -153,7 +153,7 @@ __device__ __forceinline__ void store_warp_tile(problem const& p, mma_split cons
 }
 
 template <class In, int Stages = 4, bool Early = false>
-__global__ void __launch_bounds__(rung_config::threads, rung_config::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
+__global__ void __launch_bounds__(rung_config_t<Stages>::threads, rung_config_t<Stages>::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using Cfg = rung_config_t<Stages>;
   constexpr int bm = Cfg::bm, bn = Cfg::bn, stages = Cfg::stages, threads = Cfg::threads;
@@ -586,16 +586,27 @@ template <class In, int Deep, bool DeepEarly, int Shallowest>
 mma_sync_pick pick_stages() {
   static_assert(Shallowest == 3 || Shallowest == 4, "the candidates are Deep, 4 and 3");
   static_assert(rung_config::min_blocks == 2, "mma_sync_depth wants up to two blocks an SM");
-  int const deep = blocks_per_sm<In, Deep, DeepEarly>(), four = blocks_per_sm<In, 4>(), three = blocks_per_sm<In, 3>();
-  auto const blocks_of = [&](int stages) { return stages == Deep ? deep : stages == 4 ? four : three; };
+  struct candidates {
+    int deep, four, three;
+  };
+  // One lookup a launch for the three (each blocks_per_sm is its own per-device cache).
+  candidates const c = detail::per_device(
+      [] { return candidates{blocks_per_sm<In, Deep, DeepEarly>(), blocks_per_sm<In, 4>(), blocks_per_sm<In, 3>()}; });
+  auto const blocks_of = [&](int stages) { return stages == Deep ? c.deep : stages == 4 ? c.four : c.three; };
   int const forced = forced_stages.load();  // set_mma_sync_stages, where the grid has that kernel and it fits
   if ((forced == Deep || forced == 4 || forced == 3) && blocks_of(forced) > 0) return {forced, blocks_of(forced)};
-  int const stages = mma_sync_depth(Deep, deep, four, three, Shallowest);
+  int const stages = mma_sync_depth(Deep, c.deep, c.four, c.three, Shallowest);
   return {stages, blocks_of(stages)};
 }
 
-/// What rung 2 runs for a problem: the K split, and the kernel of that grid (pick_stages; the
-/// Turing kernel below sm_80). Each launch plans once.
+template <class In>
+mma_sync_pick mma_sync_kernel_pick(bool split_grid) {
+  if (turing_path<In>()) return {2, turing_blocks_per_sm()};  // FP16 below sm_80: the Turing kernel's two stages
+  return split_grid ? pick_stages<In, split_stages<In>, false, 4>() : pick_stages<In, one_pass_stages<In>, one_pass_early<In>, 3>();
+}
+
+/// What rung 2 runs for a problem: the K split, and the kernel of that grid (mma_sync_kernel_pick;
+/// the Turing kernel below sm_80). Each launch plans once.
 struct mma_sync_plan {
   int splits = 1;
   bool turing = false;  ///< FP16 below sm_80 (turing_path): mma_sync_turing_kernel
@@ -604,15 +615,14 @@ struct mma_sync_plan {
 template <class In>
 mma_sync_plan plan_mma_sync(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   using Cfg = rung_config;
-  bool const turing = turing_path<In>();
   std::int64_t const tiles = ((m + Cfg::bm - 1) / Cfg::bm) * ((n + Cfg::bn - 1) / Cfg::bn);
   // The split grid's slots: SMs x the blocks an SM holds of its kernel (2 on sm_80, sm_86/89 and
   // sm_90; the Turing kernel 2 on a T4).
-  mma_sync_pick const split_kernel = turing ? mma_sync_pick{2, turing_blocks_per_sm()} : pick_stages<In, split_stages<In>, false, 4>();
+  mma_sync_pick const split_kernel = mma_sync_kernel_pick<In>(true);
   std::int64_t const bk = Cfg::row_bytes / static_cast<int>(sizeof(In));
   int const slices = static_cast<int>((k + bk - 1) / bk);
   mma_sync_plan plan;
-  plan.turing = turing;
+  plan.turing = turing_path<In>();
   if (int const forced = forced_splits.load(); forced > 0) {
     plan.splits = std::max(1, std::min(forced, slices));  // a slice each at least
   } else {
@@ -620,7 +630,7 @@ mma_sync_plan plan_mma_sync(std::int64_t m, std::int64_t n, std::int64_t k, int 
     double const tile_flops = 2.0 * static_cast<double>(tiles) * Cfg::bm * Cfg::bn * static_cast<double>(slices) * static_cast<double>(bk);
     plan.splits = static_cast<int>(mma_sync_splits(tiles, slices, sm_count * split_kernel.blocks, partial_bytes, tile_flops));
   }
-  plan.kernel = plan.splits > 1 || turing ? split_kernel : pick_stages<In, one_pass_stages<In>, one_pass_early<In>, 3>();
+  plan.kernel = plan.splits > 1 ? split_kernel : mma_sync_kernel_pick<In>(false);
   return plan;
 }
 
@@ -635,12 +645,6 @@ std::string mma_sync_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k,
   std::string name = "128x128, " + std::to_string(plan.kernel.stages) + " stages, " + std::to_string(plan.kernel.blocks) + " blocks/SM";
   if (plan.splits > 1) name += ", K split " + std::to_string(plan.splits) + " ways";
   return name;
-}
-
-template <class In>
-mma_sync_pick mma_sync_kernel_pick(bool split_grid) {
-  if (turing_path<In>()) return {2, turing_blocks_per_sm()};  // FP16 below sm_80: the Turing kernel's two stages
-  return split_grid ? pick_stages<In, split_stages<In>, false, 4>() : pick_stages<In, one_pass_stages<In>, one_pass_early<In>, 3>();
 }
 
 /// Launches rung 2's `stages`-stage kernel for a grid whose deepest candidate is `Deep` stages
