@@ -947,6 +947,63 @@ memlab::bench::registrar const reg_cluster_survey{[] {
        "Rung 6's kernels over shapes: speed as a fraction of cuBLAS"});
 }()};
 
+// Rung 6's cooperative kernels with stream-K (cluster_plan.hpp, cluster_stream_k_dp): the rule's
+// choice beside it forced off and on, the cooperative family forced at every shape so that the
+// split is what differs, every row paired with cuBLAS (docs/tc-gemm.md, "Session 27").
+memlab::bench::registrar const reg_stream_k{[] {
+  using namespace memlab::bench;
+  experiment e;
+  e.id = "gemm.tc_stream_k";
+  e.description = "Tensor-core GEMM rung 6: the cooperative kernel's last waves split into equal runs of k-blocks (stream-K), "
+                  "by its rule, off and on";
+  e.seed_ref = "001 §1-3";
+  e.default_suite = false;
+  e.axes = {variant_axis({"rule", "off", "on"}, {"rule", "off", "on"}), string_axis("dtype", {"bf16", "f16", "e4m3"}, {"bf16"}),
+            string_axis("shape",
+                        {"4096", "4096x4096x14336", "1024x8192x8192", "4097", "3000x4000x3000", "6144", "2048x8192x2048",
+                         "8192x2048x2048", "8192", "16384x4096x4096"},
+                        {"4096", "1024x8192x8192"})};
+  e.body = [](state& s) {
+    using memlab::detail::gemm_tc::cluster_stream_k_mode;
+    std::string const v = s.variant();
+    memlab::detail::gemm_tc::cluster_family_scope const coop(memlab::detail::gemm_tc::cluster_family::cooperative);
+    memlab::detail::gemm_tc::cluster_stream_k_scope const mode(v == "on"    ? cluster_stream_k_mode::on
+                                                               : v == "off" ? cluster_stream_k_mode::off
+                                                                            : cluster_stream_k_mode::automatic);
+    run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
+  };
+  e.describe_axis("variant", "",
+                  "rule: stream-K where the partial last wave leaves clusters idle for at least 4 k-blocks each "
+                  "(cluster_stream_k_dp); off: every tile whole; on: the last full wave's and the partial wave's tiles split "
+                  "into one equal run of k-blocks a cluster wherever the waves are not whole. The cooperative kernel "
+                  "(128x256, or 128x128 below two waves) is forced at every shape; extra.kernel says how many pairs were split");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation");
+  e.describe_axis("shape", "",
+                  "n (a cube) or m x n x k, as gemm.tc_ladder: shapes whose 128x256 pairs leave the last wave part full on "
+                  "132 SMs");
+  e.metrics = {metrics::time(), metrics::tflops(),
+               metrics::vs_peer("the faster of cublasGemmEx and cublasLt (best of 8), same inputs; for E4M3, cublasLt's FP8 "
+                                "GEMM with fast accumulation (best of 8)")};
+  read_against_tensor_peak(e);
+  e.headline = best_row("Does stream-K speed rung 6's cooperative kernel at 4096^3?", {{"shape", {"4096"}}, {"dtype", {"bf16"}}},
+                        "median_ms", "ratio_to_peer");
+  e.prose = {"Rung 6's cooperative kernel walks whole 128 x 256 tiles, a pair of them a cluster; where their count is not a "
+             "multiple of the clusters the device holds, the last wave leaves clusters idle (4096^3 on 132 SMs: 3 waves and "
+             "58 of 66 pairs). Stream-K splits the last full wave's and the partial wave's tiles into one equal run of "
+             "k-blocks a cluster: a tile cut in two is finished by the run holding its first k-blocks, which adds the other "
+             "run's FP32 partial from global memory. Within a shape compare the ratios to cuBLAS: the clocks move between "
+             "rows at the power cap, and the paired ratio carries that out.",
+             "On should beat off where the idle share of the last wave outweighs a partial tile's round trip through L2; "
+             "the rule's row should match the faster of the two.",
+             ""};
+  plot_spec p = bar_plot("gemm_tc_stream_k.png", "Rung 6's cooperative kernel with stream-K: speed as a fraction of cuBLAS",
+                         "shape", "ratio_to_peer", {"variant"});
+  p.panels = "dtype";
+  p.refs = {{"value", "cuBLAS", 1.0}};
+  e.plots.push_back(p);
+  return e;
+}()};
+
 /// What gemm.tc_split_k and gemm.tc_stages share: rung 2 with one of its choices forced by the row's
 /// variant ("rule": none; "sN": N, through `Scope` for the row's lifetime), the dtype axis, the peer
 /// (cuBLAS, or cublasLt's FP8 GEMM), the tensor peak, and a bar plot of each shape's ratio to cuBLAS

@@ -420,6 +420,45 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   }
 }
 
+// Stream-K (session 27): with it forced on, the cooperative kernels split their last full wave's
+// and partial wave's tiles into runs of k-blocks, one a cluster; a tile in two pieces meets in
+// global memory (the later piece's FP32 partial, a flag). Each tile width forced, against the
+// double-precision reference; the row's kernel name says the split ran. Shapes (66 clusters, an
+// H100's or H200's): 4224x2152x200, 153 pairs of 128 x 256 (2 waves and 21 pairs: 87 split over 66
+// bins of 5.3 k-blocks, odd tile rows so pairs' second CTAs lie past m, the last column's second B
+// half past n); 4096x2048x520 (128 pairs: all split, 9 k-blocks a tile), FP32 C and alpha;
+// 2304x1024x520 at 128 x 128 (72 pairs, all split). At sanitizer sizes: 384x17408x136 (136 pairs, 3
+// k-blocks a tile) and 384x8192x200 at 128 x 128 (128 pairs, 4 k-blocks).
+TEST(GemmTc, ClusterStreamKSplitsTheLastWaves) {
+  MEMLAB_REQUIRE_GPU();
+  memlab::gemm_tc_shape s;
+  s.m = s.n = s.k = 1024;
+  if (auto why = memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, memlab::gemm_tc_current_target()); !why.empty())
+    GTEST_SKIP() << why;
+  using memlab::detail::gemm_tc::cluster_stream_k_mode;
+  memlab::detail::gemm_tc::cluster_stream_k_scope const on(cluster_stream_k_mode::on);
+  struct sk_case {
+    cluster_family family;
+    std::int64_t m, n, k;
+    float alpha;
+    bool f16_to_f32, large;
+  };
+  for (sk_case const& c : {sk_case{cluster_family::coop128x256, 4224, 2152, 200, 1.f, false, true},
+                           sk_case{cluster_family::coop128x256, 4096, 2048, 520, -1.5f, true, true},
+                           sk_case{cluster_family::coop128x128, 2304, 1024, 520, 1.f, false, true},
+                           sk_case{cluster_family::coop128x256, 384, 17408, 136, 0.75f, false, false},
+                           sk_case{cluster_family::coop128x128, 384, 8192, 200, 1.f, true, false}}) {
+    if (c.large && memlab::test::small_sizes()) continue;
+    family_scope const scope(c.family);
+    std::string const name = memlab::detail::gemm_tc::cluster_kernel_name(c.f16_to_f32, c.m, c.n, c.k, true,
+                                                                          memlab::detail::gemm_tc::row_alignment::line);
+    SCOPED_TRACE(name);
+    EXPECT_NE(name.find("stream-K"), std::string::npos);
+    if (c.f16_to_f32) check_many_tiles<__half, float>(gemm_tc_rung::cluster, c.m, c.n, c.k, c.alpha);
+    else check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, c.m, c.n, c.k, c.alpha);
+  }
+}
+
 // Rung 6's TMA store epilogue while each cluster walks several tiles, at sizes the sanitizer
 // runs take (k small; PersistentAndClusterWalkManyTiles is skipped there): its staging boxes
 // alternate across tiles, a tile past m skips the epilogue, one k-block a tile turns the ring

@@ -39,12 +39,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "kernels/gemm/tc/cluster_plan.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/gemm/tc/wgmma_ops.cuh"
 #include "memlab/detail/per_device.hpp"
+#include "memlab/detail/stream_scratch.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -95,6 +97,14 @@ enum class pair_share { b, a };
 /// TMA store.
 struct cl_maps {
   CUtensorMap a, b, c, c_tail;
+};
+
+/// What a cooperative kernel's stream-K needs (cl_units below).
+struct sk_args {
+  float* partials = nullptr;            ///< a BM x BN FP32 slot per CTA (blockIdx.x), in the consumers' register order
+  unsigned long long* flags = nullptr;  ///< a flag per CTA: `token` once its slot holds its partial
+  unsigned long long token = 0;         ///< this launch's (no earlier launch's flag holds it)
+  int dp = 0;                           ///< cluster tiles walked whole (the first dp in order); the rest are split
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -339,6 +349,53 @@ struct cl_grid {
   }
 };
 
+/// Stream-K (docs/tc-gemm.md, "Session 27"): where the cooperative kernel's cluster tiles leave
+/// the last wave part full, the last full wave's tiles and the partial wave's are not walked
+/// whole; their k-blocks, numbered tile by tile, are split into one equal run a cluster (a "bin"),
+/// so no cluster idles while others finish a tile. A tile whose k-blocks fall in two bins is
+/// computed in two pieces: the bin holding its later k-blocks computes them first (its bin's first
+/// unit), writes the FP32 partial tile to its CTA's slot and publishes a flag; the bin holding its
+/// first k-blocks computes those last, adds the partial and stores C. Bins are at least a tile
+/// long, so a bin has at most one such first piece (one slot a CTA) and a tile at most two pieces;
+/// the piece written first is published long before it is read.
+
+/// One cluster's work: its whole tiles (cluster tiles c, c + clusters, ... below dp), then bin c
+/// of the split tiles' k-blocks, as units (cluster tile ct, k-blocks kb0 .. kb1 - 1).
+/// Split = false: every tile whole (dp = ctiles), the loop every kernel ran before stream-K.
+template <bool Split>
+struct cl_units {
+  int ct = 0, kb0 = 0, kb1 = 0;
+  int next_dp, clusters, dp, nk, split, pos = 0, end = 0;  // split: the split tiles' k-blocks (fits an int: the host checks)
+  __device__ cl_units(int cluster, int clusters_, int ctiles, int dp_, int nk_)
+      : kb1(nk_), next_dp(cluster), clusters(clusters_), dp(Split ? dp_ : ctiles), nk(nk_), split((ctiles - dp) * nk_) {
+    if constexpr (Split) {
+      pos = bin_begin(cluster);
+      end = bin_begin(cluster + 1);
+    }
+  }
+  /// The first split k-block of bin b.
+  __device__ int bin_begin(int b) const {
+    return static_cast<int>(static_cast<long long>(split) * b / clusters);
+  }
+  __device__ bool next() {
+    if (next_dp < dp) {
+      ct = next_dp;
+      kb0 = 0;
+      kb1 = nk;
+      next_dp += clusters;
+      return true;
+    }
+    if (!Split || pos >= end) return false;
+    int const tile = pos / nk, stop = min(end, (tile + 1) * nk);
+    ct = dp + tile;
+    kb0 = pos - tile * nk;
+    kb1 = stop - tile * nk;
+    pos = stop;
+    return true;
+  }
+  __device__ bool more() const { return next_dp < dp || (Split && pos < end); }
+};
+
 /// Initialises the slot barriers (full: the producer's arrival plus the bytes; empty: `releases`
 /// consumer-warp arrivals from both CTAs) and syncs the cluster, so that no multicast or remote
 /// arrival reaches an uninitialised barrier.
@@ -365,21 +422,23 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
 ///  - share a: its half of A's rows multicast into both CTAs where the pair shares A, else all
 ///    of its own A (through the same half-box map, twice); its own B. A live CTA expects A and B
 ///    whole either way, a dead one nothing.
-template <class Cfg, pair_share Share, int BM, int BN, int KB>
+template <class Cfg, bool Split = false, pair_share Share, int BM, int BN, int KB>
 __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, problem const& p, cl_maps const& maps,
-                                        std::uint32_t base, std::uint64_t* full, std::uint64_t* empty) {
+                                        std::uint32_t base, std::uint64_t* full, std::uint64_t* empty, int dp = 0) {
   static_assert(Share == pair_share::a || Cfg::b_half_bytes % 1024 == 0, "B halves are whole swizzle atoms");
   int s = 0;
   unsigned phase = 0;
   int const rank = static_cast<int>(g.rank);
-  for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
+  cl_units<Split> u(g.cluster, g.clusters, g.ctiles, dp, g.nk);
+  while (u.next()) {
+    int const ct = u.ct;
     int tm, tn;
     bool const live = g.tile(ct, tm, tn);
     bool const both = tn * BN + BN / 2 < p.n;  // share b: else only rank 0's half of B
     bool const share_a = Share == pair_share::a && g.shares_a(ct);
     unsigned const bytes = Share == pair_share::a ? (live ? Cfg::a_bytes + Cfg::b_bytes : 0)
                                                   : (live ? Cfg::a_bytes : 0) + (both ? 2 : 1) * Cfg::b_half_bytes;
-    for (int kb = 0; kb < g.nk; ++kb) {
+    for (int kb = u.kb0; kb < u.kb1; ++kb) {
       mbar_wait(&empty[s], phase ^ 1);  // our slot AND the peer's are free
       std::uint32_t const sa = base + s * Cfg::stage_bytes, sb = sa + Cfg::a_bytes;
       mbar_arrive_expect_tx(&full[s], bytes);
@@ -523,10 +582,14 @@ __device__ __forceinline__ void store_packed_box(std::uint32_t const (&pk)[BN / 
 }
 #endif
 
-template <class In, int BM, int BN, pair_share Share>
-__global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store) {
+/// Split: the stream-K instance (sk.dp of the cluster tiles whole, the rest split); else every tile
+/// whole and `sk` unused.
+template <class In, int BM, int BN, pair_share Share, bool Split>
+__global__ void __launch_bounds__(threads, 1)
+    cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store, sk_args sk) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = cl_config<BM, BN>;
+  static_assert(!Split || (BM == 128 && Share == pair_share::b), "stream-K: one m64 block a warpgroup, pairs along M");
   constexpr int stages = cfg::stages;
   constexpr int mw = BM / 128;  // m64 blocks a consumer warpgroup computes: its BM / 2 rows of the tile
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -539,7 +602,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
-    if (t == 0) produce<cfg>(g, p, maps, base, full, empty);
+    if (t == 0) produce<cfg, Split>(g, p, maps, base, full, empty, sk.dp);
   } else {
     setmaxnreg_inc<232>();
     int const c = wg - 1;  // rows c * BM / 2 .. (c + 1) * BM / 2 - 1 of each tile
@@ -554,8 +617,11 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
     std::uint32_t const bufs = epi_base + c * epi_bufs * cfg::epi_buf_bytes;
     // The deferred epilogue (store_packed_box): 16-bit C through TMA, the warpgroup's last m64
     // block. `pend` boxes of the last tile's packed C (at prow, pcol) are still to store. Not at
-    // 128 x 128, where it measured 0.5-4% slower (2048^3, 1024x8192x8192; H100, session 19).
-    constexpr bool can_defer = BN != 128;
+    // 128 x 128, where it measured 0.5-4% slower (2048^3, 1024x8192x8192; H100, session 19). Nor
+    // in the stream-K instance: its run state and the partial's stores and loads beside 64 registers
+    // of packed C spilled 104 bytes at 128 x 256 (docs/tc-gemm.md, "Session 27"); storing C at the
+    // tile's end, as cuBLAS's kernel does, measured level with the deferral (ibid.) and spills none.
+    constexpr bool can_defer = BN != 128 && !Split;
     constexpr int box_cols = cfg::box16 / 2, pboxes = BN / box_cols + (BN % box_cols != 0 ? 1 : 0);
     bool const defer = can_defer && tma_store != 0 && !p.c_f32;
     std::uint32_t pk[can_defer ? BN / 4 : 1];
@@ -570,7 +636,9 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
         --pend;
       }
     };
-    for (int ct = g.cluster; ct < g.ctiles; ct += g.clusters) {
+    cl_units<Split> u(g.cluster, g.clusters, g.ctiles, sk.dp, g.nk);
+    while (u.next()) {
+      int const ct = u.ct;
       int tm, tn;
       bool const live = g.tile(ct, tm, tn);
 #pragma unroll
@@ -578,7 +646,7 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
 #pragma unroll
         for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0.f;
       int prev = -1;
-      for (int kb = 0; kb < g.nk; ++kb) {
+      for (int kb = u.kb0; kb < u.kb1; ++kb) {
         mbar_wait(&full[s], phase);
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes + c * (BM / 2) * 128;
@@ -608,8 +676,43 @@ __global__ void __launch_bounds__(threads, 1) cluster_kernel(const __grid_consta
 #pragma unroll
       for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
       if (prev >= 0) release(prev);
-      if (ct + g.clusters >= g.ctiles && t == 0) launch_dependents();  // the last tile's MMAs are done
+      if (!u.more() && t == 0) launch_dependents();  // the last tile's MMAs are done
       if (!live) continue;
+      if constexpr (Split) {
+        // Stream-K: a tile's later piece publishes its partial; its first piece adds the others'.
+        int const T = c * 128 + t;  // the consumer thread: its float4 j of a slot sits at j * 256 + T
+        constexpr int slot4 = BM * BN / 4;
+        if (u.kb0 > 0) {
+          float4* const slot = reinterpret_cast<float4*>(sk.partials) + static_cast<std::size_t>(blockIdx.x) * slot4;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+            __stcg(slot + j * 256 + T, make_float4(acc[0][4 * j], acc[0][4 * j + 1], acc[0][4 * j + 2], acc[0][4 * j + 3]));
+          named_bar_sync(3, 256);  // every consumer thread's part is written
+          if (T == 0) {
+            __threadfence();
+            st_release_gpu(sk.flags + blockIdx.x, sk.token);
+          }
+          continue;
+        }
+        if (u.kb1 < g.nk) {
+          int const tile_end = (ct - u.dp + 1) * g.nk;
+          for (int b = g.cluster + 1; b < g.clusters && u.bin_begin(b) < tile_end; ++b) {
+            int const cta = b * cluster_size + static_cast<int>(g.rank);
+            if (T == 0)
+              while (ld_acquire_gpu(sk.flags + cta) != sk.token) __nanosleep(64);
+            named_bar_sync(3, 256);  // the partial is published
+            float4 const* const slot = reinterpret_cast<float4 const*>(sk.partials) + static_cast<std::size_t>(cta) * slot4;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+              float4 const v = __ldcg(slot + j * 256 + T);
+              acc[0][4 * j] += v.x;
+              acc[0][4 * j + 1] += v.y;
+              acc[0][4 * j + 2] += v.z;
+              acc[0][4 * j + 3] += v.w;
+            }
+          }
+        }
+      }
       if constexpr (can_defer) {
         if (defer) {
           // Its own copy of the loop below, short of the last block: one loop with the last
@@ -770,14 +873,18 @@ struct rung6 {
   using in = In;
   static constexpr int bm = BM, bn = BN;
   static constexpr pair_share share = Share;
-  static constexpr bool swap = Swap;
+  static constexpr bool swap = Swap, pingpong = Pingpong;
+  /// Whether the kernel can split its last waves' tiles (stream-K: the cooperative kernel at 128 rows).
+  static constexpr bool stream_k() { return !Pingpong && BM == 128 && Share == pair_share::b; }
   using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
   static_assert(Pingpong || !Swap, "only the pingpong kernels run swapped");
   static auto kernel() {
     if constexpr (Pingpong) return pingpong_kernel<In, BN, Swap>;
-    else return cluster_kernel<In, BM, BN, Share>;
+    else return cluster_kernel<In, BM, BN, Share, false>;
   }
+  /// The stream-K instance (stream_k kernels only): the same shared memory and threads.
+  static auto split_kernel() { return cluster_kernel<In, BM, BN, Share, stream_k()>; }
 };
 template <class In, int BM, int BN, pair_share Share = pair_share::b>
 using cooperative = rung6<In, BM, BN, false, Share>;
@@ -814,6 +921,16 @@ int max_active_clusters() {
     if (n < 1) throw memlab::error("gemm_tc cluster rung: no cluster of 2 blocks fits on this device");
     return n;
   });
+}
+
+/// A token no earlier launch in this process gave its stream-K flags (a split of a counter, so that
+/// whatever a recycled scratch block held is not mistaken for this launch's flag).
+unsigned long long stream_k_token() {
+  static std::atomic<unsigned long long> launches{0};
+  unsigned long long z = launches.fetch_add(1, std::memory_order_relaxed) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | 1ull;
 }
 
 /// Whether C takes the TMA store (cluster_c_tma_store), from the problem's fields.
@@ -853,7 +970,38 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t const cfg = cluster_launch_config(attr, cluster_size, static_cast<unsigned>(clusters * cluster_size),
                                                        threads, K::cfg::smem_bytes, st, true);
-  MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::kernel(), maps, p, tma_store ? 1 : 0));
+  if constexpr (K::pingpong) {
+    MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::kernel(), maps, p, tma_store ? 1 : 0));
+  } else {
+    sk_args sk;
+    sk.dp = static_cast<int>(ctiles);
+    std::optional<detail::stream_scratch> ws;  // the split tiles' partials and flags, freed after the kernel in stream order
+    if constexpr (K::stream_k()) {
+      std::int64_t const nk = (p.k + operand_traits<In>::k_block - 1) / operand_traits<In>::k_block;
+      std::int64_t const dp = cluster_stream_k_dp(ctiles, clusters, nk, current_cluster_stream_k());
+      if (dp < ctiles) {
+        std::size_t const ctas = static_cast<std::size_t>(clusters) * cluster_size;
+        std::size_t const slots = ctas * BM * BN * sizeof(float);
+        ws.emplace(slots + ctas * sizeof(unsigned long long), st, scratch_pool(), std::nothrow);
+        if (ws->get() != nullptr) {  // no room: the tiles stay whole
+          sk.partials = static_cast<float*>(ws->get());
+          sk.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws->get()) + slots);
+          sk.token = stream_k_token();
+          sk.dp = static_cast<int>(dp);
+        }
+      }
+    }
+    if (sk.dp < ctiles) {
+      (void)memlab::detail::per_device([] {  // once per device, as max_active_clusters does for K::kernel()
+        MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(K::split_kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(K::cfg::smem_bytes)));
+        return true;
+      });
+      MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::split_kernel(), maps, p, tma_store ? 1 : 0, sk));
+    } else {
+      MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, K::kernel(), maps, p, tma_store ? 1 : 0, sk));
+    }
+  }
   MEMLAB_CHECK_LAUNCH();
 }
 
@@ -861,6 +1009,7 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
 
 namespace {
 std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
+std::atomic<int> forced_stream_k{static_cast<int>(cluster_stream_k_mode::automatic)};
 
 template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows) {
@@ -872,11 +1021,33 @@ cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_sto
 }  // namespace
 
 void set_cluster_family(cluster_family k) { forced_kernel.store(static_cast<int>(k)); }
+void set_cluster_stream_k(cluster_stream_k_mode m) { forced_stream_k.store(static_cast<int>(m)); }
+cluster_stream_k_mode current_cluster_stream_k() { return static_cast<cluster_stream_k_mode>(forced_stream_k.load()); }
 cluster_family current_cluster_family() { return static_cast<cluster_family>(forced_kernel.load()); }
+
+namespace {
+/// The kernel's name, and where it splits its last waves (stream-K), how many of its cluster tiles.
+template <class In>
+std::string kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows) {
+  cluster_tile const t = pick<In>(m, n, k, c_tma_store, rows);
+  std::string name = cluster_tile_name(t);
+  auto const split = [&](auto kernel) {
+    using K = decltype(kernel);
+    std::int64_t const ctiles = cluster_pairs(m, n, K::bm, K::bn, false);
+    std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());
+    std::int64_t const nk = (k + operand_traits<In>::k_block - 1) / operand_traits<In>::k_block;
+    std::int64_t const dp = cluster_stream_k_dp(ctiles, clusters, nk, current_cluster_stream_k());
+    if (dp < ctiles) name += ", stream-K over " + std::to_string(ctiles - dp) + " of " + std::to_string(ctiles) + " pairs";
+  };
+  if (t == cluster_tile::coop_128x256) split(cooperative<In, 128, 256>{});
+  if (t == cluster_tile::coop_128x128) split(cooperative<In, 128, 128>{});
+  return name;
+}
+}  // namespace
 
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
                                 row_alignment rows) {
-  return cluster_tile_name(f16 ? pick<__half>(m, n, k, c_tma_store, rows) : pick<__nv_bfloat16>(m, n, k, c_tma_store, rows));
+  return f16 ? kernel_name<__half>(m, n, k, c_tma_store, rows) : kernel_name<__nv_bfloat16>(m, n, k, c_tma_store, rows);
 }
 
 template <class In>

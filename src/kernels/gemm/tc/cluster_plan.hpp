@@ -228,6 +228,31 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   return best;
 }
 
+/// Stream-K for the cooperative 128-row kernels (05_cluster.cu, sk_args): the rule's choice, or
+/// forced off or on (GPU tests, gemm.tc_stream_k).
+enum class cluster_stream_k_mode : int { automatic, off, on };
+
+/// Stream-K pays where the last wave leaves clusters idle for at least this many k-blocks
+/// (docs/tc-gemm.md, "Session 27"): a split tile costs its two pieces' partial round trip through
+/// L2 (128 KB written and read back a CTA) and a second pipeline fill.
+constexpr std::int64_t stream_k_min_idle_kblocks = 4;
+
+/// Of `ctiles` cluster tiles on `clusters` clusters with `nk` k-blocks a tile, how many the
+/// cooperative kernel walks whole (the first, in its order); the rest, the last full wave's and
+/// the partial wave's, are split into one equal run of k-blocks a cluster. `ctiles` (none split)
+/// where the waves are whole, there is no full wave, the idle k-blocks of the partial wave are
+/// fewer than stream_k_min_idle_kblocks a cluster (automatic), or the split k-blocks would not fit
+/// an int.
+inline std::int64_t cluster_stream_k_dp(std::int64_t ctiles, std::int64_t clusters, std::int64_t nk,
+                                        cluster_stream_k_mode mode) {
+  std::int64_t const waves = ctiles / clusters, rest = ctiles % clusters;
+  if (mode == cluster_stream_k_mode::off || waves < 1 || rest == 0 || nk < 2) return ctiles;
+  std::int64_t const dp = (waves - 1) * clusters;
+  if ((ctiles - dp) * nk > 0x7fffffff) return ctiles;
+  if (mode == cluster_stream_k_mode::automatic && (clusters - rest) * nk < stream_k_min_idle_kblocks * clusters) return ctiles;
+  return dp;
+}
+
 inline char const* cluster_tile_name(cluster_tile t) {
   switch (t) {
     case cluster_tile::coop_128x256: return "cooperative 128x256";
@@ -247,6 +272,20 @@ inline char const* cluster_tile_name(cluster_tile t) {
 /// the rule. Process-wide, not for concurrent use.
 void set_cluster_family(cluster_family k);
 cluster_family current_cluster_family();
+
+/// Forces stream-K off or on for the calls that follow (GPU tests, gemm.tc_stream_k); `automatic`
+/// restores the rule. Process-wide, not for concurrent use.
+void set_cluster_stream_k(cluster_stream_k_mode m);
+cluster_stream_k_mode current_cluster_stream_k();
+
+/// set_cluster_stream_k(m) for the scope's lifetime, then the rule again.
+class cluster_stream_k_scope {
+ public:
+  explicit cluster_stream_k_scope(cluster_stream_k_mode m) { set_cluster_stream_k(m); }
+  ~cluster_stream_k_scope() { set_cluster_stream_k(cluster_stream_k_mode::automatic); }
+  cluster_stream_k_scope(cluster_stream_k_scope const&) = delete;
+  cluster_stream_k_scope& operator=(cluster_stream_k_scope const&) = delete;
+};
 
 /// set_cluster_family(k) for the scope's lifetime, then the rule again (the GPU tests,
 /// gemm.tc_cluster_kernels).

@@ -270,6 +270,16 @@ __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, void co
       "l"(tmap), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(cta_mask)
       : "memory");
 }
+/// A flag in global memory published to, and read by, other CTAs of the grid (rung 6's stream-K
+/// partials): release and acquire at GPU scope.
+__device__ __forceinline__ void st_release_gpu(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_acquire_gpu(unsigned long long const* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
 /// Orders this thread's generic-proxy shared-memory writes before later async-proxy reads (TMA store).
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 /// Named barrier `id` (1..15) over `count` threads.
