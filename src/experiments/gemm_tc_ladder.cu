@@ -974,7 +974,7 @@ memlab::bench::registrar const reg_stream_k{[] {
   };
   e.describe_axis("variant", "",
                   "rule: stream-K where the partial last wave leaves clusters idle for at least 4 k-blocks each "
-                  "(cluster_stream_k_dp); off: every tile whole; on: the last full wave's and the partial wave's tiles split "
+                  "(cluster_stream_k_dp); off: every tile whole; on: the partial wave's tiles split "
                   "into one equal run of k-blocks a cluster wherever the waves are not whole. The cooperative kernel "
                   "(128x256, or 128x128 below two waves) is forced at every shape; extra.kernel says how many pairs were split");
   e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation");
@@ -989,9 +989,10 @@ memlab::bench::registrar const reg_stream_k{[] {
                         "median_ms", "ratio_to_peer");
   e.prose = {"Rung 6's cooperative kernel walks whole 128 x 256 tiles, a pair of them a cluster; where their count is not a "
              "multiple of the clusters the device holds, the last wave leaves clusters idle (4096^3 on 132 SMs: 3 waves and "
-             "58 of 66 pairs). Stream-K splits the last full wave's and the partial wave's tiles into one equal run of "
-             "k-blocks a cluster: a tile cut in two is finished by the run holding its first k-blocks, which adds the other "
-             "run's FP32 partial from global memory. Within a shape compare the ratios to cuBLAS: the clocks move between "
+             "58 of 66 pairs). Stream-K splits the partial wave's tiles into one equal run of k-blocks a cluster, a run "
+             "that crosses into a tile computing that tile's first k-blocks before its own tile's last ones, so that the "
+             "clusters stay near the same k; a tile in pieces is finished by the run holding its last k-block, which adds "
+             "the others' FP32 partials from global memory. Within a shape compare the ratios to cuBLAS: the clocks move between "
              "rows at the power cap, and the paired ratio carries that out.",
              "On should beat off where the idle share of the last wave outweighs a partial tile's round trip through L2; "
              "the rule's row should match the faster of the two.",

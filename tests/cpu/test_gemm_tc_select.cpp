@@ -485,27 +485,27 @@ TEST(GemmTcRepack, E4m3CopiesAtAnySize) {
 
 }  // namespace
 
-// Stream-K's split (cluster_stream_k_dp): the cluster tiles walked whole before the last full wave,
-// the rest split; none split where the waves are whole, there is no full wave, a tile has one
+// Stream-K's split (cluster_stream_k_dp): the full waves' cluster tiles walked whole, the partial
+// wave's split; none split where the waves are whole, there is no full wave, a tile has one
 // k-block, or (the rule) the partial wave leaves clusters idle for fewer than
 // stream_k_min_idle_kblocks k-blocks.
-TEST(GemmTcClusterPlan, StreamKSplitsTheLastFullAndThePartialWave) {
+TEST(GemmTcClusterPlan, StreamKSplitsThePartialWave) {
   using memlab::detail::gemm_tc::cluster_stream_k_dp;
   using memlab::detail::gemm_tc::cluster_stream_k_mode;
   using memlab::detail::gemm_tc::stream_k_min_idle_kblocks;
   auto const rule = cluster_stream_k_mode::automatic, on = cluster_stream_k_mode::on, off = cluster_stream_k_mode::off;
   // 4096^3 at 128 x 256: 256 pairs on 66 clusters, 3 waves and 58 pairs, 64 k-blocks a tile.
-  EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, rule), 132);
-  EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, on), 132);
+  EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, rule), 198);
+  EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, on), 198);
   EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, off), 256);
-  EXPECT_EQ(cluster_stream_k_dp(128, 66, 128, rule), 0);  // 1024x8192x8192: one wave and 62 pairs, all split
-  EXPECT_EQ(cluster_stream_k_dp(264, 66, 64, on), 264);   // whole waves
-  EXPECT_EQ(cluster_stream_k_dp(40, 66, 64, on), 40);     // no full wave
-  EXPECT_EQ(cluster_stream_k_dp(256, 66, 1, on), 256);    // one k-block a tile: nothing to split
+  EXPECT_EQ(cluster_stream_k_dp(128, 66, 128, rule), 66);  // 1024x8192x8192: one wave and 62 pairs
+  EXPECT_EQ(cluster_stream_k_dp(264, 66, 64, on), 264);    // whole waves
+  EXPECT_EQ(cluster_stream_k_dp(40, 66, 64, on), 40);      // no full wave
+  EXPECT_EQ(cluster_stream_k_dp(256, 66, 1, on), 256);     // one k-block a tile: nothing to split
   // 131 pairs: the partial wave leaves one cluster idle; its 64 k-blocks are under 4 a cluster.
   EXPECT_LT((66 - 65) * 64, stream_k_min_idle_kblocks * 66);
   EXPECT_EQ(cluster_stream_k_dp(131, 66, 64, rule), 131);
-  EXPECT_EQ(cluster_stream_k_dp(131, 66, 64, on), 0);
+  EXPECT_EQ(cluster_stream_k_dp(131, 66, 64, on), 66);
   // The split k-blocks must fit an int (the kernel counts them so).
-  EXPECT_EQ(cluster_stream_k_dp(256, 66, std::int64_t{1} << 25, on), 256);
+  EXPECT_EQ(cluster_stream_k_dp(256, 66, std::int64_t{1} << 26, on), 256);
 }

@@ -420,15 +420,17 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   }
 }
 
-// Stream-K (session 27): with it forced on, the cooperative kernels split their last full wave's
-// and partial wave's tiles into runs of k-blocks, one a cluster; a tile in two pieces meets in
-// global memory (the later piece's FP32 partial, a flag). Each tile width forced, against the
+// Stream-K (sessions 27-28): with it forced on, the cooperative kernels split their partial wave's
+// tiles into runs of k-blocks, one a cluster, each run that crosses into a tile computing that
+// tile's head first; a tile in pieces meets in global memory (the other pieces' FP32 partials, a
+// flag each), finished by the piece holding its last k-block. Each tile width forced, against the
 // double-precision reference; the row's kernel name says the split ran. Shapes (66 clusters, an
-// H100's or H200's): 4224x2152x200, 153 pairs of 128 x 256 (2 waves and 21 pairs: 87 split over 66
-// bins of 5.3 k-blocks, odd tile rows so pairs' second CTAs lie past m, the last column's second B
-// half past n); 4096x2048x520 (128 pairs: all split, 9 k-blocks a tile), FP32 C and alpha;
-// 2304x1024x520 at 128 x 128 (72 pairs, all split). At sanitizer sizes: 384x17408x136 (136 pairs, 3
-// k-blocks a tile) and 384x8192x200 at 128 x 128 (128 pairs, 4 k-blocks).
+// H100's or H200's): 4224x2152x200, 153 pairs of 128 x 256 (2 waves and 21 pairs: 84 k-blocks over
+// 66 bins of 1-2, so tiles in up to four pieces; odd tile rows so pairs' second CTAs lie past m, the
+// last column's second B half past n); 4096x2048x520 (1 wave and 62 pairs, 9 k-blocks a tile), FP32
+// C and alpha; 2304x1024x520 at 128 x 128 (1 wave and 6 pairs: 54 k-blocks over 66 bins, some
+// empty). At sanitizer sizes: 384x17408x136 (2 waves and 4 pairs of 3 k-blocks: 12 over 66 bins)
+// and 384x8192x200 at 128 x 128 (1 wave and 62 pairs, 4 k-blocks).
 TEST(GemmTc, ClusterStreamKSplitsTheLastWaves) {
   MEMLAB_REQUIRE_GPU();
   memlab::gemm_tc_shape s;

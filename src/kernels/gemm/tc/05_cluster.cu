@@ -349,15 +349,24 @@ struct cl_grid {
   }
 };
 
-/// Stream-K (docs/tc-gemm.md, "Session 27"): where the cooperative kernel's cluster tiles leave
-/// the last wave part full, the last full wave's tiles and the partial wave's are not walked
-/// whole; their k-blocks, numbered tile by tile, are split into one equal run a cluster (a "bin"),
-/// so no cluster idles while others finish a tile. A tile whose k-blocks fall in two bins is
-/// computed in two pieces: the bin holding its later k-blocks computes them first (its bin's first
-/// unit), writes the FP32 partial tile to its CTA's slot and publishes a flag; the bin holding its
-/// first k-blocks computes those last, adds the partial and stores C. Bins are at least a tile
-/// long, so a bin has at most one such first piece (one slot a CTA) and a tile at most two pieces;
-/// the piece written first is published long before it is read.
+/// Stream-K (docs/tc-gemm.md, "Session 27", "Session 28"): where the cooperative kernel's cluster
+/// tiles leave the last wave part full, the partial wave's tiles are not walked whole; their
+/// k-blocks, numbered tile by tile, are split into one equal run a cluster (a "bin", shorter than a
+/// tile), so no cluster idles while others finish a tile. A tile whose k-blocks fall in several bins
+/// is computed in pieces: the piece holding its last k-block (the finisher) adds the other pieces'
+/// FP32 partials and stores C; every other piece writes its partial to its CTA's slot and publishes
+/// a flag. A bin crosses at most one tile boundary, so it holds at most one piece that is not a
+/// finisher (one slot a CTA).
+///
+/// The order within a bin keeps the clusters in step along K: a bin that crosses a boundary
+/// computes the next tile's head (k-blocks from 0) first and its own first tile's tail after. Every
+/// cluster then reads k-block j of its tiles within (1 - bin / tile) of a tile of the others, and
+/// the A and B slices the partial wave's tiles share are still in L2 when the next cluster wants
+/// them. Session 27's order (each bin's k-blocks in sequence, the split tiles being the last full
+/// wave's and the partial wave's) put the clusters at evenly spread k, and the tiles' operands
+/// streamed from DRAM: the tensor pipe fell to 85% busy at 4096x4096x14336 (98% whole). The head
+/// first also means a finisher waits only on pieces computed first in their bins, or on whole bins
+/// inside its tile, which end when it does.
 
 /// One cluster's work: its whole tiles (cluster tiles c, c + clusters, ... below dp), then bin c
 /// of the split tiles' k-blocks, as units (cluster tile ct, k-blocks kb0 .. kb1 - 1).
@@ -386,11 +395,18 @@ struct cl_units {
       return true;
     }
     if (!Split || pos >= end) return false;
-    int const tile = pos / nk, stop = min(end, (tile + 1) * nk);
+    int const tile = pos / nk, boundary = (tile + 1) * nk;
+    if (boundary < end) {  // the bin crosses into the next tile: that tile's head first, then [pos, boundary)
+      ct = dp + tile + 1;
+      kb0 = 0;
+      kb1 = end - boundary;
+      end = boundary;
+      return true;
+    }
     ct = dp + tile;
     kb0 = pos - tile * nk;
-    kb1 = stop - tile * nk;
-    pos = stop;
+    kb1 = end - tile * nk;
+    pos = end;
     return true;
   }
   __device__ bool more() const { return next_dp < dp || (Split && pos < end); }
@@ -679,10 +695,11 @@ __global__ void __launch_bounds__(threads, 1)
       if (!u.more() && t == 0) launch_dependents();  // the last tile's MMAs are done
       if (!live) continue;
       if constexpr (Split) {
-        // Stream-K: a tile's later piece publishes its partial; its first piece adds the others'.
+        // Stream-K: a piece short of its tile's last k-block publishes its partial; the piece
+        // holding that k-block (the finisher) adds the earlier bins' partials of its tile.
         int const T = c * 128 + t;  // the consumer thread: its float4 j of a slot sits at j * 256 + T
         constexpr int slot4 = BM * BN / 4;
-        if (u.kb0 > 0) {
+        if (u.kb1 < g.nk) {
           float4* const slot = reinterpret_cast<float4*>(sk.partials) + static_cast<std::size_t>(blockIdx.x) * slot4;
 #pragma unroll
           for (int j = 0; j < BN / 8; ++j)
@@ -694,9 +711,11 @@ __global__ void __launch_bounds__(threads, 1)
           }
           continue;
         }
-        if (u.kb1 < g.nk) {
-          int const tile_end = (ct - u.dp + 1) * g.nk;
-          for (int b = g.cluster + 1; b < g.clusters && u.bin_begin(b) < tile_end; ++b) {
+        if (u.kb0 > 0) {
+          // The earlier bins reaching into this tile (an empty bin holds nothing and publishes nothing).
+          int const tile_begin = (ct - u.dp) * g.nk;
+          for (int b = g.cluster - 1; b >= 0 && u.bin_begin(b + 1) > tile_begin; --b) {
+            if (u.bin_begin(b) == u.bin_begin(b + 1)) continue;
             int const cta = b * cluster_size + static_cast<int>(g.rank);
             if (T == 0)
               while (ld_acquire_gpu(sk.flags + cta) != sk.token) __nanosleep(64);

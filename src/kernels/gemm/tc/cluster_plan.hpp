@@ -232,22 +232,22 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
 /// forced off or on (GPU tests, gemm.tc_stream_k).
 enum class cluster_stream_k_mode : int { automatic, off, on };
 
-/// Stream-K pays where the last wave leaves clusters idle for at least this many k-blocks
-/// (docs/tc-gemm.md, "Session 27"): a split tile costs its two pieces' partial round trip through
-/// L2 (128 KB written and read back a CTA) and a second pipeline fill.
+/// Stream-K pays where the partial wave leaves clusters idle for at least this many k-blocks
+/// each, averaged over the clusters (docs/tc-gemm.md, "Session 28"): balancing saves that much a
+/// cluster, and a split tile costs its pieces' partials' round trip through L2 (128 KB written and
+/// read back a CTA) and a second pipeline fill.
 constexpr std::int64_t stream_k_min_idle_kblocks = 4;
 
 /// Of `ctiles` cluster tiles on `clusters` clusters with `nk` k-blocks a tile, how many the
-/// cooperative kernel walks whole (the first, in its order); the rest, the last full wave's and
-/// the partial wave's, are split into one equal run of k-blocks a cluster. `ctiles` (none split)
-/// where the waves are whole, there is no full wave, the idle k-blocks of the partial wave are
-/// fewer than stream_k_min_idle_kblocks a cluster (automatic), or the split k-blocks would not fit
-/// an int.
+/// cooperative kernel walks whole (the first, in its order: the full waves); the partial wave's
+/// tiles are split into one equal run of k-blocks a cluster. `ctiles` (none split) where the waves
+/// are whole, there is no full wave, the idle k-blocks of the partial wave are fewer than
+/// stream_k_min_idle_kblocks a cluster (automatic), or the split k-blocks would not fit an int.
 inline std::int64_t cluster_stream_k_dp(std::int64_t ctiles, std::int64_t clusters, std::int64_t nk,
                                         cluster_stream_k_mode mode) {
   std::int64_t const waves = ctiles / clusters, rest = ctiles % clusters;
   if (mode == cluster_stream_k_mode::off || waves < 1 || rest == 0 || nk < 2) return ctiles;
-  std::int64_t const dp = (waves - 1) * clusters;
+  std::int64_t const dp = waves * clusters;
   if ((ctiles - dp) * nk > 0x7fffffff) return ctiles;
   if (mode == cluster_stream_k_mode::automatic && (clusters - rest) * nk < stream_k_min_idle_kblocks * clusters) return ctiles;
   return dp;
