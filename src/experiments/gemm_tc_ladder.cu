@@ -973,7 +973,7 @@ memlab::bench::registrar const reg_stream_k{[] {
     run_dtype(s, gemm_tc_rung::cluster, point_shape(s), false);
   };
   e.describe_axis("variant", "",
-                  "rule: stream-K where the partial last wave leaves clusters idle for at least 4 k-blocks each "
+                  "rule: stream-K where the partial last wave leaves clusters idle for at least 24 k-blocks each "
                   "(cluster_stream_k_dp); off: every tile whole; on: the partial wave's tiles split "
                   "into one equal run of k-blocks a cluster wherever the waves are not whole. The cooperative kernel "
                   "(128x256, or 128x128 below two waves) is forced at every shape; extra.kernel says how many pairs were split");

@@ -494,18 +494,19 @@ TEST(GemmTcClusterPlan, StreamKSplitsThePartialWave) {
   using memlab::detail::gemm_tc::cluster_stream_k_mode;
   using memlab::detail::gemm_tc::stream_k_min_idle_kblocks;
   auto const rule = cluster_stream_k_mode::automatic, on = cluster_stream_k_mode::on, off = cluster_stream_k_mode::off;
-  // 4096^3 at 128 x 256: 256 pairs on 66 clusters, 3 waves and 58 pairs, 64 k-blocks a tile.
-  EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, rule), 198);
+  // 4096^3 at 128 x 256: 256 pairs on 66 clusters, 3 waves and 58 pairs, 64 k-blocks a tile: the
+  // partial wave idles 8 x 64 k-blocks, 7.8 a cluster, under the rule's threshold.
+  EXPECT_LT((66 - 58) * 64, stream_k_min_idle_kblocks * 66);
+  EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, rule), 256);
   EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, on), 198);
   EXPECT_EQ(cluster_stream_k_dp(256, 66, 64, off), 256);
-  EXPECT_EQ(cluster_stream_k_dp(128, 66, 128, rule), 66);  // 1024x8192x8192: one wave and 62 pairs
-  EXPECT_EQ(cluster_stream_k_dp(264, 66, 64, on), 264);    // whole waves
-  EXPECT_EQ(cluster_stream_k_dp(40, 66, 64, on), 40);      // no full wave
-  EXPECT_EQ(cluster_stream_k_dp(256, 66, 1, on), 256);     // one k-block a tile: nothing to split
-  // 131 pairs: the partial wave leaves one cluster idle; its 64 k-blocks are under 4 a cluster.
-  EXPECT_LT((66 - 65) * 64, stream_k_min_idle_kblocks * 66);
-  EXPECT_EQ(cluster_stream_k_dp(131, 66, 64, rule), 131);
-  EXPECT_EQ(cluster_stream_k_dp(131, 66, 64, on), 66);
+  EXPECT_EQ(cluster_stream_k_dp(289, 66, 65, rule), 264);    // 4097^3: 4 waves and 25 pairs, 40 idle a cluster
+  EXPECT_EQ(cluster_stream_k_dp(1024, 66, 128, rule), 990);  // 8192^3: 15 waves and 34 pairs, 62 idle a cluster
+  EXPECT_EQ(cluster_stream_k_dp(128, 66, 128, rule), 128);   // 1024x8192x8192: one wave and 62 pairs, 7.8 idle
+  EXPECT_EQ(cluster_stream_k_dp(128, 66, 128, on), 66);
+  EXPECT_EQ(cluster_stream_k_dp(264, 66, 64, on), 264);      // whole waves
+  EXPECT_EQ(cluster_stream_k_dp(40, 66, 64, on), 40);        // no full wave
+  EXPECT_EQ(cluster_stream_k_dp(256, 66, 1, on), 256);       // one k-block a tile: nothing to split
   // The split k-blocks must fit an int (the kernel counts them so).
   EXPECT_EQ(cluster_stream_k_dp(256, 66, std::int64_t{1} << 26, on), 256);
 }

@@ -653,6 +653,16 @@ __global__ void __launch_bounds__(threads, 1)
       }
     };
     cl_units<Split> u(g.cluster, g.clusters, g.ctiles, sk.dp, g.nk);
+    // Stream-K: this CTA's partial is written and the consumers have met since (named barrier 3),
+    // but its flag is not yet published. Consumer thread 0 fences and publishes.
+    [[maybe_unused]] bool publish = false;
+    [[maybe_unused]] auto const publish_partial = [&] {
+      if (c == 0 && t == 0) {
+        __threadfence();
+        st_release_gpu(sk.flags + blockIdx.x, sk.token);
+      }
+      publish = false;
+    };
     while (u.next()) {
       int const ct = u.ct;
       int tm, tn;
@@ -663,6 +673,11 @@ __global__ void __launch_bounds__(threads, 1)
         for (int j = 0; j < BN / 2; ++j) acc[i][j] = 0.f;
       int prev = -1;
       for (int kb = u.kb0; kb < u.kb1; ++kb) {
+        if constexpr (Split) {
+          // The bin's head piece's partial, published under this unit's third k-block: its stores
+          // have drained by now, so the fence no longer holds the warpgroup at the head's end.
+          if (publish && kb == u.kb0 + 2) publish_partial();
+        }
         mbar_wait(&full[s], phase);
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes + c * (BM / 2) * 128;
@@ -688,6 +703,9 @@ __global__ void __launch_bounds__(threads, 1)
         }
       }
       while (pend > 0) store_pending();  // fewer k-blocks than boxes: the rest, before pk is reused
+      if constexpr (Split) {
+        if (publish) publish_partial();  // a unit of fewer than three k-blocks
+      }
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < mw; ++i) fence_regs(acc[i]);
@@ -705,10 +723,8 @@ __global__ void __launch_bounds__(threads, 1)
           for (int j = 0; j < BN / 8; ++j)
             __stcg(slot + j * 256 + T, make_float4(acc[0][4 * j], acc[0][4 * j + 1], acc[0][4 * j + 2], acc[0][4 * j + 3]));
           named_bar_sync(3, 256);  // every consumer thread's part is written
-          if (T == 0) {
-            __threadfence();
-            st_release_gpu(sk.flags + blockIdx.x, sk.token);
-          }
+          publish = true;
+          if (!u.more()) publish_partial();  // no next unit to publish it under
           continue;
         }
         if (u.kb0 > 0) {

@@ -233,10 +233,13 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
 enum class cluster_stream_k_mode : int { automatic, off, on };
 
 /// Stream-K pays where the partial wave leaves clusters idle for at least this many k-blocks
-/// each, averaged over the clusters (docs/tc-gemm.md, "Session 28"): balancing saves that much a
-/// cluster, and a split tile costs its pieces' partials' round trip through L2 (128 KB written and
-/// read back a CTA) and a second pipeline fill.
-constexpr std::int64_t stream_k_min_idle_kblocks = 4;
+/// each, averaged over the clusters: balancing saves that much a cluster's time, and the split
+/// costs the slowest bin about 18 k-blocks on the H200 (docs/tc-gemm.md, "Session 28": a second
+/// pipeline fill, a partial's 128 KB written, up to two read back by a finisher). Measured, split
+/// against whole, paired with cuBLAS: +5% at 4097^3 (40 k-blocks idle a cluster), +1% at 6144^3
+/// (26) and 4096x4096x14336 (27), level at 16384x4096x4096 (31); -4% at 4096^3 (7.8), -3% at
+/// 1024x8192x8192 (7.8), -6% at 3000x4000x3000 (4.3).
+constexpr std::int64_t stream_k_min_idle_kblocks = 24;
 
 /// Of `ctiles` cluster tiles on `clusters` clusters with `nk` k-blocks a tile, how many the
 /// cooperative kernel walks whole (the first, in its order: the full waves); the partial wave's
