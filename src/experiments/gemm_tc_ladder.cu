@@ -962,7 +962,7 @@ memlab::bench::registrar const reg_stream_k{[] {
             string_axis("shape",
                         {"4096", "4096x4096x14336", "1024x8192x8192", "4097", "3000x4000x3000", "6144", "2048x8192x2048",
                          "8192x2048x2048", "8192", "16384x4096x4096"},
-                        {"4096", "1024x8192x8192"})};
+                        {"4096", "4097", "8192", "4096x4096x14336"})};
   e.body = [](state& s) {
     using memlab::detail::gemm_tc::cluster_stream_k_mode;
     std::string const v = s.variant();
