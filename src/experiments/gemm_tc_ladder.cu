@@ -997,11 +997,21 @@ memlab::bench::registrar const reg_stream_k{[] {
              "On should beat off where the idle share of the last wave outweighs a partial tile's round trip through L2; "
              "the rule's row should match the faster of the two.",
              ""};
+  // 4097^3 in a plot of its own: cuBLAS is slow on its unaligned rows (rung 6 runs ~6x), and on the
+  // same axis the other shapes' few-percent differences would not show.
   plot_spec p = bar_plot("gemm_tc_stream_k.png", "Rung 6's cooperative kernel with stream-K: speed as a fraction of cuBLAS",
                          "shape", "ratio_to_peer", {"variant"});
   p.panels = "dtype";
   p.refs = {{"value", "cuBLAS", 1.0}};
+  p.where = {{"shape",
+              {"4096", "4096x4096x14336", "1024x8192x8192", "3000x4000x3000", "6144", "2048x8192x2048", "8192x2048x2048", "8192",
+               "16384x4096x4096"}}};
   e.plots.push_back(p);
+  plot_spec q = bar_plot("gemm_tc_stream_k_4097.png", "Stream-K at 4097^3, where cuBLAS's unaligned rows are slow",
+                         "shape", "ratio_to_peer", {"variant"});
+  q.panels = "dtype";
+  q.where = {{"shape", {"4097"}}};
+  e.plots.push_back(q);
   return e;
 }()};
 

@@ -34,6 +34,13 @@
 // 152 each as two m64 blocks, the pair along N sharing A instead of B, C in 64-byte boxes plus
 // an unswizzled tail box), and the pingpong one, whose consumer warpgroups own whole 128 x BN
 // tiles in turn (below, before its kernel). cluster_plan.hpp decides which runs for a shape.
+//
+// Stream-K (cl_units; sessions 27-28): where the cooperative 128-row kernel's cluster tiles leave
+// the last wave part full and the idle k-blocks are worth it (cluster_stream_k_dp), a separate
+// instance of the kernel splits the partial wave's tiles into one equal run of k-blocks a
+// cluster, pieces of a tile meeting in global memory (FP32 partials, a flag each). That instance
+// stores C at a tile's end rather than deferring it: its run state and the partials beside the
+// 64 registers of packed C would spill.
 #include <cuda.h>
 
 #include <algorithm>
@@ -360,13 +367,14 @@ struct cl_grid {
 ///
 /// The order within a bin keeps the clusters in step along K: a bin that crosses a boundary
 /// computes the next tile's head (k-blocks from 0) first and its own first tile's tail after. Every
-/// cluster then reads k-block j of its tiles within (1 - bin / tile) of a tile of the others, and
-/// the A and B slices the partial wave's tiles share are still in L2 when the next cluster wants
-/// them. Session 27's order (each bin's k-blocks in sequence, the split tiles being the last full
-/// wave's and the partial wave's) put the clusters at evenly spread k, and the tiles' operands
-/// streamed from DRAM: the tensor pipe fell to 85% busy at 4096x4096x14336 (98% whole). The head
-/// first also means a finisher waits only on pieces computed first in their bins, or on whole bins
-/// inside its tile, which end when it does.
+/// cluster then reads k-block j of its tiles within (1 - bin / tile) of a tile of the others, so
+/// the A and B slices the partial wave's tiles share can still be in L2 when the next cluster
+/// wants them. Session 27's order (each bin's k-blocks in sequence, the split tiles being the last
+/// full wave's and the partial wave's) put the clusters at evenly spread k: under ncu at
+/// 4096x4096x14336 the tensor pipe was busy 85% of the active cycles against 98% whole; in step,
+/// 97%, with DRAM reads 5% above the whole kernel's. The head first also means a finisher waits
+/// only on pieces computed first in their bins, or on whole bins inside its tile, which end when
+/// it does.
 
 /// One cluster's work: its whole tiles (cluster tiles c, c + clusters, ... below dp), then bin c
 /// of the split tiles' k-blocks, as units (cluster tile ct, k-blocks kb0 .. kb1 - 1).
