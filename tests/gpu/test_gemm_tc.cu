@@ -431,7 +431,7 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
 // C and alpha; 2304x1024x520 at 128 x 128 (1 wave and 6 pairs: 54 k-blocks over 66 bins, some
 // empty). At sanitizer sizes: 384x17408x136 (2 waves and 4 pairs of 3 k-blocks: 12 over 66 bins)
 // and 384x8192x200 at 128 x 128 (1 wave and 62 pairs, 4 k-blocks).
-TEST(GemmTc, ClusterStreamKSplitsTheLastWaves) {
+TEST(GemmTc, ClusterStreamKSplitsThePartialWave) {
   MEMLAB_REQUIRE_GPU();
   memlab::gemm_tc_shape s;
   s.m = s.n = s.k = 1024;
