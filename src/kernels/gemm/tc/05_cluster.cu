@@ -917,7 +917,7 @@ struct rung6 {
   static constexpr int bm = BM, bn = BN;
   static constexpr pair_share share = Share;
   static constexpr bool swap = Swap, pingpong = Pingpong;
-  /// Whether the kernel can split its last waves' tiles (stream-K: the cooperative kernel at 128 rows).
+  /// Whether the kernel can split its partial wave's tiles (stream-K: the cooperative kernel at 128 rows).
   static constexpr bool stream_k() { return !Pingpong && BM == 128 && Share == pair_share::b; }
   using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
