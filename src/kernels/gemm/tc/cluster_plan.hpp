@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/gemm/tc/forced_scope.hpp"
 #include "memlab/error.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -282,23 +283,11 @@ void set_cluster_stream_k(cluster_stream_k_mode m);
 cluster_stream_k_mode current_cluster_stream_k();
 
 /// set_cluster_stream_k(m) for the scope's lifetime, then the rule again.
-class cluster_stream_k_scope {
- public:
-  explicit cluster_stream_k_scope(cluster_stream_k_mode m) { set_cluster_stream_k(m); }
-  ~cluster_stream_k_scope() { set_cluster_stream_k(cluster_stream_k_mode::automatic); }
-  cluster_stream_k_scope(cluster_stream_k_scope const&) = delete;
-  cluster_stream_k_scope& operator=(cluster_stream_k_scope const&) = delete;
-};
+using cluster_stream_k_scope = forced_scope<cluster_stream_k_mode, set_cluster_stream_k, cluster_stream_k_mode::automatic>;
 
 /// set_cluster_family(k) for the scope's lifetime, then the rule again (the GPU tests,
 /// gemm.tc_cluster_kernels).
-class cluster_family_scope {
- public:
-  explicit cluster_family_scope(cluster_family k) { set_cluster_family(k); }
-  ~cluster_family_scope() { set_cluster_family(cluster_family::automatic); }
-  cluster_family_scope(cluster_family_scope const&) = delete;
-  cluster_family_scope& operator=(cluster_family_scope const&) = delete;
-};
+using cluster_family_scope = forced_scope<cluster_family, set_cluster_family, cluster_family::automatic>;
 
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows);
 /// `c_tma_store`: cluster_c_tma_store of the call's C; `rows`: cluster_row_alignment of its A and B.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/gemm/tc/forced_scope.hpp"
+
 namespace memlab::detail::gemm_tc {
 
 /// How many CTAs of a cluster share each 128 x 128 tile's k-blocks: 1 (no split) unless the
@@ -87,16 +89,7 @@ mma_sync_pick mma_sync_kernel_pick(bool split_grid);
 void set_mma_sync_stages(int stages);
 int forced_mma_sync_stages();
 
-/// Holds one of rung 2's overrides (`Set`: set_mma_sync_splits, set_mma_sync_stages,
-/// set_mma_sync_turing) at a value for the scope's lifetime, then `Rule` (the choice by rule) again.
-template <class T, void (*Set)(T), T Rule>
-class forced_scope {
- public:
-  explicit forced_scope(T value) { Set(value); }
-  ~forced_scope() { Set(Rule); }
-  forced_scope(forced_scope const&) = delete;
-  forced_scope& operator=(forced_scope const&) = delete;
-};
+/// Rung 2's overrides held for a scope (forced_scope.hpp).
 using mma_sync_splits_scope = forced_scope<int, set_mma_sync_splits, 0>;
 using mma_sync_stages_scope = forced_scope<int, set_mma_sync_stages, 0>;
 /// The Turing kernel for the scope's lifetime.
