@@ -977,7 +977,8 @@ memlab::bench::registrar const reg_stream_k{[] {
                   "(cluster_stream_k_dp); off: every tile whole; on: the partial wave's tiles split "
                   "into one equal run of k-blocks a cluster wherever the waves are not whole. The cooperative kernel "
                   "(128x256, or 128x128 below two waves) is forced at every shape; extra.kernel says how many pairs were split");
-  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation");
+  e.describe_axis("dtype", "", "input type (BF16 or FP16, output the same; or FP8 E4M3, output BF16), FP32 accumulation. "
+                              "FP8 keeps its tiles whole in every variant: its split has not run on a GPU");
   e.describe_axis("shape", "",
                   "n (a cube) or m x n x k, as gemm.tc_ladder: shapes whose 128x256 pairs leave the last wave part full on "
                   "132 SMs");
