@@ -977,6 +977,20 @@ unsigned long long stream_k_token() {
   return (z ^ (z >> 31)) | 1ull;
 }
 
+/// Of K's `ctiles` cluster tiles on `clusters` clusters, how many it walks whole for a problem of
+/// depth k: all of them, but where K has stream-K and the rule (or a forced mode) splits the
+/// partial wave (cluster_stream_k_dp). The launch and the row's kernel name both ask here.
+template <class K>
+std::int64_t whole_cluster_tiles(std::int64_t ctiles, std::int64_t clusters, std::int64_t k) {
+  if constexpr (!K::stream_k()) {
+    return ctiles;
+  } else {
+    using In = typename K::in;
+    std::int64_t const nk = (k + operand_traits<In>::k_block - 1) / operand_traits<In>::k_block;
+    return cluster_stream_k_dp(ctiles, clusters, nk, current_cluster_stream_k());
+  }
+}
+
 /// Whether C takes the TMA store (cluster_c_tma_store), from the problem's fields.
 bool c_takes_tma_store(problem const& p) { return cluster_c_tma_store(p.c, p.ldc, p.c_f32 ? 4 : 2, p.beta); }
 
@@ -1020,19 +1034,15 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
     sk_args sk;
     sk.dp = static_cast<int>(ctiles);
     std::optional<detail::stream_scratch> ws;  // the split tiles' partials and flags, freed after the kernel in stream order
-    if constexpr (K::stream_k()) {
-      std::int64_t const nk = (p.k + operand_traits<In>::k_block - 1) / operand_traits<In>::k_block;
-      std::int64_t const dp = cluster_stream_k_dp(ctiles, clusters, nk, current_cluster_stream_k());
-      if (dp < ctiles) {
-        std::size_t const ctas = static_cast<std::size_t>(clusters) * cluster_size;
-        std::size_t const slots = ctas * BM * BN * sizeof(float);
-        ws.emplace(slots + ctas * sizeof(unsigned long long), st, scratch_pool(), std::nothrow);
-        if (ws->get() != nullptr) {  // no room: the tiles stay whole
-          sk.partials = static_cast<float*>(ws->get());
-          sk.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws->get()) + slots);
-          sk.token = stream_k_token();
-          sk.dp = static_cast<int>(dp);
-        }
+    if (std::int64_t const dp = whole_cluster_tiles<K>(ctiles, clusters, p.k); dp < ctiles) {
+      std::size_t const ctas = static_cast<std::size_t>(clusters) * cluster_size;
+      std::size_t const slots = ctas * BM * BN * sizeof(float);
+      ws.emplace(slots + ctas * sizeof(unsigned long long), st, scratch_pool(), std::nothrow);
+      if (ws->get() != nullptr) {  // no room: the tiles stay whole
+        sk.partials = static_cast<float*>(ws->get());
+        sk.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws->get()) + slots);
+        sk.token = stream_k_token();
+        sk.dp = static_cast<int>(dp);
       }
     }
     if (sk.dp < ctiles) {
@@ -1077,11 +1087,8 @@ std::string kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, bool c_t
   std::string name = cluster_tile_name(t);
   auto const split = [&](auto kernel) {
     using K = decltype(kernel);
-    if constexpr (!K::stream_k()) return;
     std::int64_t const ctiles = cluster_pairs(m, n, K::bm, K::bn, false);
-    std::int64_t const clusters = std::min<std::int64_t>(ctiles, max_active_clusters<K>());
-    std::int64_t const nk = (k + operand_traits<In>::k_block - 1) / operand_traits<In>::k_block;
-    std::int64_t const dp = cluster_stream_k_dp(ctiles, clusters, nk, current_cluster_stream_k());
+    std::int64_t const dp = whole_cluster_tiles<K>(ctiles, std::min<std::int64_t>(ctiles, max_active_clusters<K>()), k);
     if (dp < ctiles) name += ", stream-K over " + std::to_string(ctiles - dp) + " of " + std::to_string(ctiles) + " pairs";
   };
   if (t == cluster_tile::coop_128x256) split(cooperative<In, 128, 256>{});
