@@ -686,6 +686,9 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.result().params["lda"] = lda;
   s.result().params["ldb"] = ldb;
   gemm_tc_rung const rung = variant == "wmma" ? gemm_tc_rung::wmma : gemm_tc_rung::automatic;
+  // `copied`: automatic with a B stored k x n copied into K-major rows for rung 6 rather than read
+  // as stored by rung 5 (the choice before rung 5 read it).
+  detail::gemm_tc::reads_b_kn_scope const reads(variant != "copied");
   gemm_tc_target const target = gemm_tc_current_target();
   gemm_tc_shape gs;
   gs.m = m;
@@ -705,13 +708,16 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   device_buffer<In> a(a_elems), b(b_elems);
   // What automatic does with these operands (gemm_tc.cu): the copy's plan, and the rung it runs.
   auto const plan = detail::gemm_tc::plan_repack(gs, detail::gemm_tc::k_major_ready(oa == gemm_op::n, a.data(), lda, sizeof(In)),
-                                                 detail::gemm_tc::k_major_ready(ob == gemm_op::t, b.data(), ldb, sizeof(In)), target);
+                                                 detail::gemm_tc::k_major_ready(ob == gemm_op::t, b.data(), ldb, sizeof(In)), target,
+                                                 detail::gemm_tc::k_major_ready(ob == gemm_op::n, b.data(), ldb, sizeof(In)));
   gemm_tc_rung const runs = rung == gemm_tc_rung::wmma ? rung
                             : plan.rung != gemm_tc_rung::automatic ? plan.rung
                                                                     : gemm_tc_select(gs, target);
   std::string what = gemm_tc_rung_name(runs);
   if (plan.rung != gemm_tc_rung::automatic && rung == gemm_tc_rung::automatic)
     what = std::string("copies ") + (plan.a && plan.b ? "A and B" : plan.a ? "A" : "B") + ", then " + what;
+  else if (rung == gemm_tc_rung::automatic && ob == gemm_op::n && runs != gemm_tc_rung::wmma)
+    what += ", B read as stored (k x n)";
   s.set_extra("kernel", what);
   set_tensor_peak(s, runs, f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16);
   device_buffer<float> ref(mn);
@@ -755,7 +761,7 @@ memlab::bench::registrar const reg_layouts{[] {
   e.description = "Tensor-core GEMM in every layout: automatic (a K-major copy, then the fast rung) and wmma vs cuBLAS in the same layout";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"automatic", "wmma"}, {"automatic"}),
+  e.axes = {memlab::bench::variant_axis({"automatic", "copied", "wmma"}, {"automatic"}),
             memlab::bench::string_axis("layout", {"nt", "nn", "tn", "tt", "nt_odd"}, {"nt", "nn"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape", {"128", "256", "1024", "4096", "8192", "4096x11008x4096", "128x4096x4096", "16x4096x4096"},
@@ -767,7 +773,10 @@ memlab::bench::registrar const reg_layouts{[] {
     else run_layout_point<__half>(s, s.variant(), layout, sh);
   };
   using namespace memlab::bench;
-  e.describe_axis("variant", "", "automatic: the library's choice (a K-major copy of the operand first where it pays); wmma: the rung that reads every layout");
+  e.describe_axis("variant", "",
+                  "automatic: the library's choice (rung 5 reads a B stored k x n as it is on sm_90a, BF16 and FP16; any other "
+                  "layout gets a K-major copy of the operand first where it pays); copied: the same, but a B stored k x n is "
+                  "copied too, for rung 6 (the choice before rung 5 read it); wmma: the rung that reads every layout");
   e.describe_axis("layout", "",
                   "op(A) op(B), row-major: nt = A m x k, B stored n x k (canonical); nn = B stored k x n; tn, tt = A stored k x m; "
                   "nt_odd = canonical with rows k + 1 elements apart (not 16-byte multiples)");
@@ -781,11 +790,14 @@ memlab::bench::registrar const reg_layouts{[] {
   e.prose = {"The fast rungs read one layout: both operands K-major (A m x k, B stored n x k) in rows of whole 16-byte "
              "units. A user's B is often stored k x n (a plain row-major product), A may arrive transposed, and "
              "leading dimensions may be odd. The wmma rung reads all of them, at a few percent of the tensor cores. "
-             "`automatic` copies such an operand into K-major scratch first (a transpose through shared memory, or a "
-             "row copy) where the product is larger than 128³, then runs the canonical layout's rung; "
-             "the row's extra.kernel says what it did and extra.copy_ms what the copy alone took.",
+             "On sm_90a rung 5 reads a B stored k x n as it is, BF16 and FP16: TMA boxes of 64 k-rows x 64 columns and "
+             "wgmma's MN-major B. Any other such operand `automatic` copies into K-major scratch first (a transpose "
+             "through shared memory, or a row copy) where the product is larger than 128³, then runs the canonical "
+             "layout's rung; the `copied` rows copy a B stored k x n too, for rung 6. The row's extra.kernel says what "
+             "it did and extra.copy_ms what the copy alone took.",
              "The copy moves each element of the operand twice (a read and a write): at 4096³ that is 64 MB against "
-             "137 GFLOP, so the call should run within about 10% of the canonical layout's row, far from wmma's.",
+             "137 GFLOP, so a copied call should run within about 10% of the canonical layout's row, far from wmma's; "
+             "reading B as stored costs no copy, so nn should run at rung 5's canonical speed.",
              ""};
   {
     plot_spec p = bar_plot("gemm_tc_layouts.png", "Tensor-core GEMM by layout: speed as a fraction of cuBLAS (same layout)",

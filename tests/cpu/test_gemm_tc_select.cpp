@@ -100,10 +100,28 @@ TEST(GemmTcSelect, AmpereImageOnHopperTakesMmaSync) {
 
 TEST(GemmTcSelect, OtherLayoutsAndMisalignmentFallBackToWmma) {
   auto const h = target(90, true, 90);
-  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n), h));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n), target(80, false, 80)));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n, gemm_tc_input::bf16, false), h));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::n), h));
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::t), h));
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
+}
+
+// A B stored k x n (op_b = n) in rows of whole 16-byte units: rungs 4 and 5 read it as stored
+// (wgmma's MN-major B) in BF16 and FP16 on sm_90a, so `automatic` runs rung 5 there; rungs 3 and 6,
+// FP8 and a transposed A still need K-major operands.
+TEST(GemmTcSelect, BStoredKByNRunsOnRung5) {
+  auto const h = target(90, true, 90);
+  auto const nn = [](gemm_tc_input in) { return shape(gemm_op::n, gemm_op::n, in); };
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(gemm_tc_input::bf16), h));
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(gemm_tc_input::f16), h));
+  EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::warp_specialized, nn(gemm_tc_input::bf16), h));
+  for (gemm_tc_rung r : {gemm_tc_rung::cluster, gemm_tc_rung::tma_wgmma, gemm_tc_rung::mma_sync})
+    EXPECT_NE(std::string::npos, memlab::gemm_tc_unavailable(r, nn(gemm_tc_input::bf16), h).find("op_b = t"));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, nn(gemm_tc_input::e4m3), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::t, gemm_op::n), h));
+  EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(nn(gemm_tc_input::e4m3), h));  // no wmma for FP8: copied instead
 }
 
 TEST(GemmTcSelect, TuringRunsFp16OnMmaSyncAndNothingInBf16) {
@@ -454,6 +472,26 @@ TEST(GemmTcRepack, OtherLayoutsRunOnTheCanonicalRungAfterACopy) {
   EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n), true, false, target(80, false, 80)).rung);
   // Canonical and aligned: nothing to copy.
   EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::t), true, true, h).rung);
+}
+
+// B stored k x n in rows of whole 16-byte units (b_kn): not copied where rung 5 reads it as stored
+// (BF16, FP16 on sm_90a, at any size), copied for rung 6 with the switch off, for FP8, and where
+// A needs a copy too; on an A100 copied for rung 2.
+TEST(GemmTcRepack, BStoredKByNIsReadAsStored) {
+  auto const h = target(90, true, 90);
+  auto const nn = sized(4096, 4096, 4096, gemm_op::n, gemm_op::n);
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(nn, true, false, h, true).rung);
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(128, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16), true, false, h, true).rung);
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(16, 16, 16, gemm_op::n, gemm_op::n), true, false, h, true).rung);
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(sized(16, 16, 16, gemm_op::n, gemm_op::n), h));
+  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn, true, false, h, false).rung);  // misaligned: copied
+  EXPECT_TRUE(plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, h, true).b);
+  auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+  EXPECT_TRUE(both.a && both.b);
+  EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(nn, true, false, target(80, false, 80), true).rung);
+  memlab::detail::gemm_tc::set_gemm_tc_reads_b_kn(false);
+  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn, true, false, h, true).rung);
+  memlab::detail::gemm_tc::set_gemm_tc_reads_b_kn(true);
 }
 
 TEST(GemmTcRepack, NoCopyWhereItDoesNotPay) {

@@ -626,8 +626,9 @@ TEST(GemmTc, AutomaticRepacksOtherLayouts) {
     std::int64_t const lda = (c.oa == gemm_op::n ? c.k : c.m) + c.lda_pad, ldb = (c.ob == gemm_op::n ? c.n : c.k) + c.ldb_pad;
     bool const a_fast = c.oa == gemm_op::n && c.a_offset % q == 0 && lda % q == 0;
     bool const b_fast = c.ob == gemm_op::t && c.b_offset % q == 0 && ldb % q == 0;
+    bool const b_kn = c.ob == gemm_op::n && c.b_offset % q == 0 && ldb % q == 0;  // rung 5 may read it as stored
     s.aligned = a_fast && b_fast;
-    auto const plan = memlab::detail::gemm_tc::plan_repack(s, a_fast, b_fast, target);
+    auto const plan = memlab::detail::gemm_tc::plan_repack(s, a_fast, b_fast, target, b_kn);
     copied += plan.rung != gemm_tc_rung::automatic;
   };
   for (gemm_op oa : {gemm_op::n, gemm_op::t})
@@ -649,12 +650,74 @@ TEST(GemmTc, AutomaticRepacksOtherLayouts) {
         skipped.clear();  // no FP8 tensor cores here: the BF16 and FP16 cases above still count
       }
     }
-  // Where the canonical layout gets a rung faster than wmma, every 16-bit case above was copied.
+  // Where the canonical layout gets a rung faster than wmma, every 16-bit case above was copied but a
+  // B stored k x n in whole 16-byte rows where rung 5 reads it as stored (ReadsBStoredKByN).
   memlab::gemm_tc_shape canonical;
   canonical.m = canonical.n = canonical.k = 512;
   canonical.input = memlab::gemm_tc_input::f16;
   gemm_tc_rung const fast = memlab::gemm_tc_select(canonical, target);
   if (fast != gemm_tc_rung::wmma) EXPECT_GE(copied, 4);
+}
+
+// Rungs 4 and 5 read a B stored k x n (op_b = n, BF16 and FP16) as it is: TMA boxes of 64 k-rows x
+// 64 columns, wgmma's MN-major B. The canonical battery's shapes with B so stored (rows padded to
+// 16 bytes, ld > row in one), on rung 4 (128 x 256 tiles) and rung 5 (its 128 x 128 and 128 x 256
+// persistent tiles, 64 x 64 decode tiles, K split in a cluster on 128 x 64 and 128 x 128 tiles);
+// n = 1 and n not a multiple of 64 leave whole boxes past n. Then `automatic`: such a B is read
+// as it is (no copy) where rung 5 can, and copied for rung 6 with the switch off; both verified.
+TEST(GemmTc, ReadsBStoredKByN) {
+  MEMLAB_REQUIRE_GPU();
+  namespace tc = memlab::detail::gemm_tc;
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::persistent, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  auto const stored_kn = [](case_t c, std::int64_t extra_pad = 0) {
+    c.ob = gemm_op::n;
+    c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
+    c.ldb_pad = extra_pad + (8 - (c.n + extra_pad) % 8) % 8;  // rows of B are n long
+    return c;
+  };
+  std::vector<case_t> cases;
+  for (case_t c : canonical_cases()) cases.push_back(stored_kn(c));
+  cases.push_back(stored_kn({200, 136, 40, gemm_op::n, gemm_op::t, 8, 0, 3}, 24));  // ld > row
+  if (!memlab::test::small_sizes()) cases.push_back(stored_kn({4224, 1024, 96}));  // 132 tiles of 128 x 256 (rung 5's wide tiles on 132 SMs)
+  std::string skipped;
+  for (gemm_tc_rung rung : {gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent}) {
+    for (case_t const& c : cases) {
+      check_case<__nv_bfloat16, __nv_bfloat16>(c, rung, skipped);
+      check_case<__half, float>(c, rung, skipped);
+    }
+    ASSERT_TRUE(skipped.empty()) << skipped;
+  }
+  // automatic: rung 5 on B as stored, or a copy for rung 6 with the switch off.
+  memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
+  memlab::gemm_tc_shape s;
+  s.m = 300;
+  s.n = 400;
+  s.k = 520;
+  s.op_b = gemm_op::n;
+  s.input = memlab::gemm_tc_input::bf16;
+  s.aligned = true;
+  EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is";
+  EXPECT_EQ(memlab::gemm_tc_select(s, target), gemm_tc_rung::persistent);
+  EXPECT_NE(tc::plan_repack(s, true, false, target, false).rung, gemm_tc_rung::automatic) << "a misaligned B is copied";
+  s.input = memlab::gemm_tc_input::e4m3;
+  EXPECT_NE(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "FP8: wgmma takes no MN-major B";
+  s.input = memlab::gemm_tc_input::bf16;
+  for (bool reads : {true, false}) {
+    tc::set_gemm_tc_reads_b_kn(reads);
+    EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung == gemm_tc_rung::automatic, reads);
+    check_case<__nv_bfloat16, __nv_bfloat16>(stored_kn({300, 400, 520, gemm_op::n, gemm_op::t, 0, 0, 3, 0, 0, 1.5f, -0.5f}),
+                                             gemm_tc_rung::automatic, skipped);
+    check_case<__half, float>(stored_kn({128, 4096, 1024}), gemm_tc_rung::automatic, skipped);  // a decode batch
+  }
+  tc::set_gemm_tc_reads_b_kn(true);
+  EXPECT_TRUE(skipped.empty()) << skipped;
+  // The rungs that read only K-major operands still refuse it, naming the layout.
+  s.input = memlab::gemm_tc_input::f16;
+  EXPECT_NE(memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, target).find("op_b = t"), std::string::npos);
+  EXPECT_NE(memlab::gemm_tc_unavailable(gemm_tc_rung::tma_wgmma, s, target).find("op_b = t"), std::string::npos);
+  EXPECT_TRUE(memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, s, target).empty());
+  s.op_a = gemm_op::t;
+  EXPECT_FALSE(memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, s, target).empty()) << "A must still be K-major";
 }
 
 TEST(GemmTc, KZeroScalesC) {

@@ -59,10 +59,14 @@ struct ws_config {
   static_assert(stages >= 4 && BM * partial_ld<BN> * 4 <= stages * stage_bytes, "the FP32 partial tile fits the stage slots");
 };
 
-template <class In, int BN, ws_mode Mode, int BM = 128>
+/// `Bkn`: B stored k x n (op_b = n, BF16 and FP16), read as it is: TMA loads each stage's B as
+/// BN / 64 boxes of 64 k-rows x 64 columns (128-byte rows along N, swizzled), and wgmma reads them
+/// MN-major (its transposed-B form, smem_desc_mn). No copy of B into K-major rows first.
+template <class In, int BN, ws_mode Mode, int BM = 128, bool Bkn = false>
 __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, problem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(!Bkn || sizeof(In) == 2, "wgmma reads an MN-major B in BF16 and FP16 only");
   using cfg = ws_config<BN, BM>;
   constexpr int stages = cfg::stages;
   constexpr int group_m = 16;  // grouped order: runs of 16 M tiles (2048 rows of A stay in L2)
@@ -117,7 +121,12 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
           mbar_arrive_expect_tx(&full[s], cfg::stage_bytes);
           tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * BM);
-          tma_load_2d(sb, &tmap_b, &full[s], kb * bk, tn * BN);
+          if constexpr (Bkn) {  // box j: k-rows [kb bk, kb bk + 64) of columns tn BN + 64 j .. + 63
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j) tma_load_2d(sb + j * 64 * row_bytes, &tmap_b, &full[s], tn * BN + j * 64, kb * bk);
+          } else {
+            tma_load_2d(sb, &tmap_b, &full[s], kb * bk, tn * BN);
+          }
           if (++s == stages) {
             s = 0;
             phase ^= 1;
@@ -144,7 +153,11 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < row_bytes / 32; ++kk) wgmma_slice<In, BN>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+        for (int kk = 0; kk < row_bytes / 32; ++kk) {
+          // K-major B: the slice's 32 bytes of each row; MN-major B: its 16 k-rows, 2 KB.
+          std::uint64_t const db = Bkn ? smem_desc_mn(sb + kk * 16 * row_bytes) : smem_desc(sb + kk * 32);
+          wgmma_slice<In, BN, Bkn ? 1 : 0>(acc, smem_desc(sa + kk * 32), db);
+        }
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
         if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
@@ -205,15 +218,22 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
 #endif
 }
 
-template <class In, int BN, ws_mode Mode, int BM = 128>
-void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits = 1) {
+/// Whether the problem's B is stored k x n (op_b = n: gemm_tc_unavailable let rungs 4 and 5 take it
+/// for BF16 and FP16 only), so that the kernel reads it MN-major (ws_kernel's `Bkn`).
+bool b_stored_kn(problem const& p) { return p.b_sk != 1; }
+
+template <class In, int BN, ws_mode Mode, int BM = 128, bool Bkn = false>
+void launch_ws_layout(problem const& p, cudaStream_t st, int sm_count, unsigned splits) {
   using cfg = ws_config<BN, BM>;
   std::int64_t const tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   MEMLAB_EXPECTS(tiles * splits <= 0x7fffffff, "too many tiles for one grid");
   CUtensorMap ta, tb;
   make_tensor_map(&ta, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, BM);
-  make_tensor_map(&tb, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, BN);
-  auto kernel = ws_kernel<In, BN, Mode, BM>;
+  if constexpr (Bkn)  // k rows of n: boxes of 64 k-rows x 64 columns (128 bytes)
+    make_tensor_map(&tb, p.b, operand_traits<In>::type, p.k, p.n, p.b_sk, operand_traits<In>::k_block);
+  else
+    make_tensor_map(&tb, p.b, operand_traits<In>::type, p.n, p.k, p.b_sj, BN);
+  auto kernel = ws_kernel<In, BN, Mode, BM, Bkn>;
   MEMLAB_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
   std::int64_t const grid = Mode == ws_mode::persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles * splits;
@@ -222,6 +242,18 @@ void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits 
                                                       static_cast<unsigned>(grid), cfg::threads, cfg::smem_bytes, st, true);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, ta, tb, p));
   MEMLAB_CHECK_LAUNCH();
+}
+
+/// launch_ws_layout for B as the problem stores it: K-major, or k x n (16-bit inputs only).
+template <class In, int BN, ws_mode Mode, int BM = 128>
+void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits = 1) {
+  if constexpr (sizeof(In) == 2) {
+    if (b_stored_kn(p)) {
+      launch_ws_layout<In, BN, Mode, BM, true>(p, st, sm_count, splits);
+      return;
+    }
+  }
+  launch_ws_layout<In, BN, Mode, BM, false>(p, st, sm_count, splits);
 }
 
 /// How many clusters of `splits` split-K CTAs (128 x BN tiles) the device runs at once

@@ -3,6 +3,7 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -155,6 +156,13 @@ void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t row
                         std::to_string(rows) + " x " + std::to_string(cols) + " output, ld " + std::to_string(ld));
 }
 
+namespace {
+std::atomic<bool> b_kn_read_as_stored{true};
+}  // namespace
+
+void set_gemm_tc_reads_b_kn(bool on) { b_kn_read_as_stored.store(on); }
+bool gemm_tc_reads_b_kn() { return b_kn_read_as_stored.load(); }
+
 }  // namespace detail::gemm_tc
 
 namespace {
@@ -235,8 +243,9 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   std::optional<detail::stream_scratch> packed_a, packed_b;
   bool const a_fast = k_major_ready(op_a == gemm_op::n, a, lda, sizeof(In));
   bool const b_fast = k_major_ready(op_b == gemm_op::t, b, ldb, sizeof(In));
+  bool const b_kn = k_major_ready(op_b == gemm_op::n, b, ldb, sizeof(In));  // stored k x n, rows of 16-byte units
   if (rung == gemm_tc_rung::automatic && uses_ab) {
-    if (repack_plan const plan = plan_repack(s, a_fast, b_fast, target); plan.rung != gemm_tc_rung::automatic) {
+    if (repack_plan const plan = plan_repack(s, a_fast, b_fast, target, b_kn); plan.rung != gemm_tc_rung::automatic) {
       std::int64_t const ldp = (k + ld_multiple - 1) / ld_multiple * ld_multiple;
       auto bytes = [&](std::int64_t rows) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(ldp) * sizeof(In); };
       if (plan.a) packed_a.emplace(bytes(m), stream, scratch_pool(), std::nothrow);
@@ -343,8 +352,11 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
         !why.empty())
       return why;
   }
-  if (s.op_a != gemm_op::n || s.op_b != gemm_op::t)
-    return name + " needs op_a = n, op_b = t (both operands K-major); got " + op_text(s.op_a, s.op_b);
+  // Rungs 4 and 5 also read a B stored k x n as it is (wgmma's MN-major B, BF16 and FP16 only).
+  bool const reads_b_kn = (rung == gemm_tc_rung::warp_specialized || rung == gemm_tc_rung::persistent) && !e4m3;
+  if (s.op_a != gemm_op::n || (s.op_b != gemm_op::t && !reads_b_kn))
+    return name + " needs op_a = n, op_b = t (both operands K-major)" +
+           (reads_b_kn ? std::string(" or op_b = n (B stored k x n)") : std::string()) + "; got " + op_text(s.op_a, s.op_b);
   if (!s.aligned)
     return name + " needs 16-byte aligned A and B with lda and ldb multiples of " + (e4m3 ? "16" : "8");
   std::size_t smem = smem_mma_sync();

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/gemm/tc/forced_scope.hpp"
 #include "memlab/gemm_tc.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -30,17 +31,34 @@ inline bool k_major_ready(bool k_major, void const* p, std::int64_t ld, std::siz
   return k_major && reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * static_cast<std::int64_t>(elem_bytes)) % 16 == 0;
 }
 
+/// Whether `automatic` lets rung 5 read a B stored k x n as it is (true, the default) rather than
+/// copy it into K-major rows for rung 6 first: gemm.tc_layouts' `copied` rows and tests turn it
+/// off. Process-wide, not for concurrent use.
+void set_gemm_tc_reads_b_kn(bool on);
+bool gemm_tc_reads_b_kn();
+/// The copy of such a B for a scope (`reads_b_kn_scope const copied(false);`).
+using reads_b_kn_scope = forced_scope<bool, set_gemm_tc_reads_b_kn, true>;
+
 /// What `automatic` does with a problem whose A or B is not K-major and 16-byte aligned (`a_fast`,
 /// `b_fast` false): which operands it copies first, and the rung it runs on the copies; no copy
 /// (rung `automatic`: gemm_tc_select's choice stands) where the copy does not pay or the canonical
 /// layout would get no rung faster than wmma. E4M3, which has no wmma kernel, copies at any size.
+/// A B stored k x n in rows of whole 16-byte units (`b_kn`) with A ready is not copied where rung 5
+/// reads it as it is (BF16 and FP16 on sm_90a): gemm_tc_select then picks rung 5.
 struct repack_plan {
   bool a = false, b = false;
   gemm_tc_rung rung = gemm_tc_rung::automatic;
 };
-inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast, gemm_tc_target const& t) {
+inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast, gemm_tc_target const& t, bool b_kn = false) {
   repack_plan r;
   if (a_fast && b_fast) return r;
+  if (a_fast && b_kn && gemm_tc_reads_b_kn()) {
+    gemm_tc_shape as_stored = s;
+    as_stored.op_a = gemm_op::n;
+    as_stored.op_b = gemm_op::n;
+    as_stored.aligned = true;
+    if (gemm_tc_unavailable(gemm_tc_rung::persistent, as_stored, t).empty()) return r;
+  }
   bool const e4m3 = s.input == gemm_tc_input::e4m3;
   if (!e4m3 && !repack_pays(s.m, s.n, s.k, !a_fast, !b_fast)) return r;
   gemm_tc_shape canonical = s;

@@ -354,6 +354,19 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr) {
   d |= static_cast<std::uint64_t>(1) << 62;
   return d;
 }
+/// wgmma shared-memory descriptor of an MN-major 16-bit tile (B stored k x n) written by TMA with
+/// 128-byte swizzle in blocks of 64 k-rows x 64 columns (one box each, 8 KB apart): rows of 128 B
+/// along N, 8-row groups along K 1024 B apart (stride byte offset), the next 64 columns of N 8 KB on
+/// (leading byte offset), swizzle mode 1 = 128 B. PTX ISA, "Matrix Descriptor Format" and its
+/// canonical MN-major layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)).
+__device__ __forceinline__ std::uint64_t smem_desc_mn(std::uint32_t addr) {
+  std::uint64_t d = 0;
+  d |= static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4);
+  d |= static_cast<std::uint64_t>(8192 >> 4) << 16;
+  d |= static_cast<std::uint64_t>(1024 >> 4) << 32;
+  d |= static_cast<std::uint64_t>(1) << 62;
+  return d;
+}
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
