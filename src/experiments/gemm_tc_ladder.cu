@@ -764,7 +764,10 @@ memlab::bench::registrar const reg_layouts{[] {
   e.axes = {memlab::bench::variant_axis({"automatic", "copied", "wmma"}, {"automatic"}),
             memlab::bench::string_axis("layout", {"nt", "nn", "tn", "tt", "nt_odd"}, {"nt", "nn"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
-            memlab::bench::string_axis("shape", {"128", "256", "1024", "4096", "8192", "4096x11008x4096", "128x4096x4096", "16x4096x4096"},
+            memlab::bench::string_axis("shape",
+                                       {"128", "256", "1024", "4096", "8192", "4096x11008x4096", "128x4096x4096", "16x4096x4096",
+                                        "512x4096x4096", "1024x4096x4096", "2048x4096x4096", "3000x5000x2000", "8192x8192x1024",
+                                        "16384x4096x4096", "2048x8192x8192"},
                                        {"512", "1000x1500x700"})};
   e.body = [](memlab::bench::state& s) {
     shape const sh = point_shape(s);
