@@ -686,9 +686,12 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.result().params["lda"] = lda;
   s.result().params["ldb"] = ldb;
   gemm_tc_rung const rung = variant == "wmma" ? gemm_tc_rung::wmma : gemm_tc_rung::automatic;
-  // `copied`: automatic with a B stored k x n copied into K-major rows for rung 6 rather than read
-  // as stored by rung 5 (the choice before rung 5 read it).
-  detail::gemm_tc::reads_b_kn_scope const reads(variant != "copied");
+  // `copied` and `as_stored`: automatic with a B stored k x n copied into K-major rows for rung 6, or
+  // read as stored by rung 5, whatever the rule (repack.hpp's b_kn_read_pays) would do.
+  namespace tc = detail::gemm_tc;
+  tc::b_kn_scope const b_kn(variant == "copied"      ? tc::b_kn_mode::copy
+                            : variant == "as_stored" ? tc::b_kn_mode::as_stored
+                                                     : tc::b_kn_mode::rule);
   gemm_tc_target const target = gemm_tc_current_target();
   gemm_tc_shape gs;
   gs.m = m;
@@ -702,6 +705,8 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
     s.skip(why);
   if (rung == gemm_tc_rung::wmma && 2.0 * m * n * k > 1.05 * 2.0 * 4096.0 * 4096.0 * 4096.0)
     s.skip("too slow at this size: the wmma baseline runs up to 4096^3");
+  if ((variant == "copied" || variant == "as_stored") && layout != "nn")
+    s.skip("the same as automatic: only a B stored k x n (layout nn) has the choice");
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
   std::size_t const a_elems = static_cast<std::size_t>(a_rows) * lda, b_elems = static_cast<std::size_t>(b_rows) * ldb;
   std::size_t const mn = static_cast<std::size_t>(m) * n;
@@ -761,7 +766,7 @@ memlab::bench::registrar const reg_layouts{[] {
   e.description = "Tensor-core GEMM in every layout: automatic (a K-major copy, then the fast rung) and wmma vs cuBLAS in the same layout";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"automatic", "copied", "wmma"}, {"automatic"}),
+  e.axes = {memlab::bench::variant_axis({"automatic", "copied", "as_stored", "wmma"}, {"automatic"}),
             memlab::bench::string_axis("layout", {"nt", "nn", "tn", "tt", "nt_odd"}, {"nt", "nn"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape",
@@ -777,9 +782,10 @@ memlab::bench::registrar const reg_layouts{[] {
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "",
-                  "automatic: the library's choice (rung 5 reads a B stored k x n as it is on sm_90a, BF16 and FP16; any other "
-                  "layout gets a K-major copy of the operand first where it pays); copied: the same, but a B stored k x n is "
-                  "copied too, for rung 6 (the choice before rung 5 read it); wmma: the rung that reads every layout");
+                  "automatic: the library's choice (on sm_90a, BF16 and FP16, rung 5 reads a B stored k x n as it is where "
+                  "m <= 1024, or m <= 2048 on its 128 x 256 tiles, else B is copied for rung 6; any other layout gets a "
+                  "K-major copy of the operand first where it pays); copied, as_stored: a B stored k x n always copied for "
+                  "rung 6, or always read as stored by rung 5; wmma: the rung that reads every layout");
   e.describe_axis("layout", "",
                   "op(A) op(B), row-major: nt = A m x k, B stored n x k (canonical); nn = B stored k x n; tn, tt = A stored k x m; "
                   "nt_odd = canonical with rows k + 1 elements apart (not 16-byte multiples)");
@@ -794,13 +800,14 @@ memlab::bench::registrar const reg_layouts{[] {
              "units. A user's B is often stored k x n (a plain row-major product), A may arrive transposed, and "
              "leading dimensions may be odd. The wmma rung reads all of them, at a few percent of the tensor cores. "
              "On sm_90a rung 5 reads a B stored k x n as it is, BF16 and FP16: TMA boxes of 64 k-rows x 64 columns and "
-             "wgmma's MN-major B. Any other such operand `automatic` copies into K-major scratch first (a transpose "
-             "through shared memory, or a row copy) where the product is larger than 128³, then runs the canonical "
-             "layout's rung; the `copied` rows copy a B stored k x n too, for rung 6. The row's extra.kernel says what "
-             "it did and extra.copy_ms what the copy alone took.",
+             "wgmma's MN-major B; `automatic` takes that where the copy would cost more than rung 5 trails rung 6 (small "
+             "m), and the `copied` and `as_stored` rows show both choices. Any other such operand `automatic` copies into "
+             "K-major scratch first (a transpose through shared memory, or a row copy) where the product is larger than "
+             "128³, then runs the canonical layout's rung. The row's extra.kernel says what it did and extra.copy_ms what "
+             "the copy alone took.",
              "The copy moves each element of the operand twice (a read and a write): at 4096³ that is 64 MB against "
              "137 GFLOP, so a copied call should run within about 10% of the canonical layout's row, far from wmma's; "
-             "reading B as stored costs no copy, so nn should run at rung 5's canonical speed.",
+             "read as stored, nn runs at rung 5's canonical speed with no copy, which wins where m is small.",
              ""};
   {
     plot_spec p = bar_plot("gemm_tc_layouts.png", "Tensor-core GEMM by layout: speed as a fraction of cuBLAS (same layout)",

@@ -474,24 +474,39 @@ TEST(GemmTcRepack, OtherLayoutsRunOnTheCanonicalRungAfterACopy) {
   EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::t), true, true, h).rung);
 }
 
-// B stored k x n in rows of whole 16-byte units (b_kn): not copied where rung 5 reads it as stored
-// (BF16, FP16 on sm_90a, at any size), copied for rung 6 with the switch off, for FP8, and where
-// A needs a copy too; on an A100 copied for rung 2.
-TEST(GemmTcRepack, BStoredKByNIsReadAsStored) {
+// B stored k x n in rows of whole 16-byte units (b_kn): read as stored by rung 5 (BF16, FP16 on
+// sm_90a) where b_kn_read_pays (m <= 1024, or m <= 2048 on rung 5's 128 x 256 tiles), else copied
+// for rung 6; copied for FP8, where A needs a copy too, and on an A100 (for rung 2); the modes
+// force either.
+TEST(GemmTcRepack, BStoredKByNIsReadAsStoredWhereThatPays) {
+  namespace tc = memlab::detail::gemm_tc;
   auto const h = target(90, true, 90);
-  auto const nn = sized(4096, 4096, 4096, gemm_op::n, gemm_op::n);
-  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(nn, true, false, h, true).rung);
-  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(128, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16), true, false, h, true).rung);
-  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(16, 16, 16, gemm_op::n, gemm_op::n), true, false, h, true).rung);
-  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(sized(16, 16, 16, gemm_op::n, gemm_op::n), h));
-  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn, true, false, h, false).rung);  // misaligned: copied
-  EXPECT_TRUE(plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, h, true).b);
-  auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+  auto const nn = [](std::int64_t m, std::int64_t n, std::int64_t k) { return sized(m, n, k, gemm_op::n, gemm_op::n); };
+  auto const as_stored = [&](memlab::gemm_tc_shape const& s) { return plan_repack(s, true, false, h, true).rung == gemm_tc_rung::automatic; };
+  EXPECT_TRUE(as_stored(nn(128, 4096, 4096)));
+  EXPECT_TRUE(as_stored(sized(16, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16)));
+  EXPECT_TRUE(as_stored(nn(16, 16, 16)));  // below the copy's size threshold too
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(16, 16, 16), h));
+  EXPECT_TRUE(as_stored(nn(1024, 4096, 4096)));   // 128 x 128 tiles, but the copy would cost half the product
+  EXPECT_TRUE(as_stored(nn(2048, 8192, 8192)));   // 512 tiles of 128 x 256
+  EXPECT_FALSE(as_stored(nn(2048, 4096, 4096)));  // 256 tiles of 128 x 256: rung 5 takes 128 x 128
+  EXPECT_FALSE(as_stored(nn(3000, 5000, 2000)));
+  EXPECT_FALSE(as_stored(nn(4096, 4096, 4096)));
+  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn(4096, 4096, 4096), true, false, h, true).rung);
+  EXPECT_TRUE(plan_repack(nn(128, 4096, 4096), true, false, h, false).b);  // misaligned: copied
+  EXPECT_TRUE(plan_repack(sized(128, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, h, true).b);
+  auto const both = plan_repack(sized(128, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
   EXPECT_TRUE(both.a && both.b);
-  EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(nn, true, false, target(80, false, 80), true).rung);
-  memlab::detail::gemm_tc::set_gemm_tc_reads_b_kn(false);
-  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn, true, false, h, true).rung);
-  memlab::detail::gemm_tc::set_gemm_tc_reads_b_kn(true);
+  EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(nn(128, 4096, 4096), true, false, target(80, false, 80), true).rung);
+  {
+    tc::b_kn_scope const forced(tc::b_kn_mode::copy);
+    EXPECT_FALSE(as_stored(nn(128, 4096, 4096)));
+  }
+  {
+    tc::b_kn_scope const forced(tc::b_kn_mode::as_stored);
+    EXPECT_TRUE(as_stored(nn(4096, 4096, 4096)));
+  }
+  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::rule);
 }
 
 TEST(GemmTcRepack, NoCopyWhereItDoesNotPay) {

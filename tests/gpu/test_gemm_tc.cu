@@ -696,20 +696,20 @@ TEST(GemmTc, ReadsBStoredKByN) {
   s.op_b = gemm_op::n;
   s.input = memlab::gemm_tc_input::bf16;
   s.aligned = true;
-  EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is";
+  EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is (m <= 1024)";
   EXPECT_EQ(memlab::gemm_tc_select(s, target), gemm_tc_rung::persistent);
   EXPECT_NE(tc::plan_repack(s, true, false, target, false).rung, gemm_tc_rung::automatic) << "a misaligned B is copied";
   s.input = memlab::gemm_tc_input::e4m3;
   EXPECT_NE(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "FP8: wgmma takes no MN-major B";
   s.input = memlab::gemm_tc_input::bf16;
-  for (bool reads : {true, false}) {
-    tc::set_gemm_tc_reads_b_kn(reads);
-    EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung == gemm_tc_rung::automatic, reads);
+  for (tc::b_kn_mode mode : {tc::b_kn_mode::as_stored, tc::b_kn_mode::copy}) {
+    tc::b_kn_scope const forced(mode);
+    EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung == gemm_tc_rung::automatic, mode == tc::b_kn_mode::as_stored);
     check_case<__nv_bfloat16, __nv_bfloat16>(stored_kn({300, 400, 520, gemm_op::n, gemm_op::t, 0, 0, 3, 0, 0, 1.5f, -0.5f}),
                                              gemm_tc_rung::automatic, skipped);
     check_case<__half, float>(stored_kn({128, 4096, 1024}), gemm_tc_rung::automatic, skipped);  // a decode batch
   }
-  tc::set_gemm_tc_reads_b_kn(true);
+  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::rule);
   EXPECT_TRUE(skipped.empty()) << skipped;
   // The rungs that read only K-major operands still refuse it, naming the layout.
   s.input = memlab::gemm_tc_input::f16;

@@ -157,11 +157,11 @@ void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t row
 }
 
 namespace {
-std::atomic<bool> b_kn_read_as_stored{true};
+std::atomic<b_kn_mode> b_kn_choice{b_kn_mode::rule};
 }  // namespace
 
-void set_gemm_tc_reads_b_kn(bool on) { b_kn_read_as_stored.store(on); }
-bool gemm_tc_reads_b_kn() { return b_kn_read_as_stored.load(); }
+void set_gemm_tc_b_kn_mode(b_kn_mode mode) { b_kn_choice.store(mode); }
+b_kn_mode gemm_tc_b_kn_mode() { return b_kn_choice.load(); }
 
 }  // namespace detail::gemm_tc
 

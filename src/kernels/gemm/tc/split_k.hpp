@@ -23,6 +23,12 @@ unsigned split_k_splits(std::int64_t tiles, int k_blocks, int sm_count, MaxClust
   return 1;
 }
 
+/// Whether rung 5's persistent grid (no split) runs 128 x 256 tiles: where they make two waves at
+/// least or whole waves; else 128 x 128 (twice the tiles, so the last wave idles fewer SMs).
+inline bool persistent_wide_tiles(std::int64_t tiles256, int sm_count) {
+  return tiles256 >= 2 * static_cast<std::int64_t>(sm_count) || tiles256 % std::max(sm_count, 1) == 0;
+}
+
 /// Rung 2's most splits: 16 partial tiles of 64 KB each a tile.
 constexpr unsigned mma_sync_max_splits = 16;
 
