@@ -48,8 +48,9 @@ using b_kn_scope = forced_scope<b_kn_mode, set_gemm_tc_b_kn_mode, b_kn_mode::rul
 /// at m = 2048, while rung 5 trails rung 6 by 10-15% on its 128 x 256 tiles and by about 30% on
 /// 128 x 128 ones (or at small k). So: as stored where m <= 1024, and where m <= 2048 on 128 x 256
 /// tiles (persistent_wide_tiles). Measured on the H100 (docs/tc-gemm.md, "Session 29"): as stored
-/// 1.3-2.8x faster at m = 16-1024, 1.35x at 2048x8192x8192; copied 11% faster at 2048x4096x4096 and
-/// 12-40% at m >= 3000, but for 8192^3 (as stored 1-5% faster there) and 4096^3 (level).
+/// 1.2-2.8x faster at m = 16-1024, 1.35x at 2048x8192x8192; copied up to 11% faster at
+/// 2048x4096x4096 and 5-40% at m >= 3000, but for 8192^3 (as stored ~2% faster there) and 4096^3
+/// (level).
 inline bool b_kn_read_pays(std::int64_t m, std::int64_t n, int sm_count) {
   if (m <= 1024) return true;
   return m <= 2048 && persistent_wide_tiles(((m + 127) / 128) * ((n + 255) / 256), sm_count);
