@@ -721,7 +721,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   std::string what = gemm_tc_rung_name(runs);
   if (plan.rung != gemm_tc_rung::automatic && rung == gemm_tc_rung::automatic)
     what = std::string("copies ") + (plan.a && plan.b ? "A and B" : plan.a ? "A" : "B") + ", then " + what;
-  else if (rung == gemm_tc_rung::automatic && ob == gemm_op::n && runs != gemm_tc_rung::wmma)
+  if (rung == gemm_tc_rung::automatic && ob == gemm_op::n && !plan.b && runs != gemm_tc_rung::wmma)
     what += ", B read as stored (k x n)";
   s.set_extra("kernel", what);
   set_tensor_peak(s, runs, f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16);

@@ -476,8 +476,8 @@ TEST(GemmTcRepack, OtherLayoutsRunOnTheCanonicalRungAfterACopy) {
 
 // B stored k x n in rows of whole 16-byte units (b_kn): read as stored by rung 5 (BF16, FP16 on
 // sm_90a) where b_kn_read_pays (m <= 1024, or m <= 2048 on rung 5's 128 x 256 tiles), else copied
-// for rung 6; copied for FP8, where A needs a copy too, and on an A100 (for rung 2); the modes
-// force either.
+// for rung 6; copied for FP8 and on an A100 (for rung 2). Where A needs a copy too, A alone is
+// copied and B read as stored where that pays. The modes force either.
 TEST(GemmTcRepack, BStoredKByNIsReadAsStoredWhereThatPays) {
   namespace tc = memlab::detail::gemm_tc;
   auto const h = target(90, true, 90);
@@ -495,8 +495,17 @@ TEST(GemmTcRepack, BStoredKByNIsReadAsStoredWhereThatPays) {
   EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn(4096, 4096, 4096), true, false, h, true).rung);
   EXPECT_TRUE(plan_repack(nn(128, 4096, 4096), true, false, h, false).b);  // misaligned: copied
   EXPECT_TRUE(plan_repack(sized(128, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, h, true).b);
-  auto const both = plan_repack(sized(128, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+  // A stored k x m too: A copied alone and B read as stored where that pays, else both copied for rung 6.
+  auto const a_only = plan_repack(sized(128, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+  EXPECT_TRUE(a_only.a);
+  EXPECT_FALSE(a_only.b);
+  EXPECT_EQ(gemm_tc_rung::persistent, a_only.rung);
+  auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
   EXPECT_TRUE(both.a && both.b);
+  EXPECT_EQ(gemm_tc_rung::cluster, both.rung);
+  // Below the copy's size threshold A is not copied at all: wmma reads both (as before).
+  EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(16, 16, 16, gemm_op::t, gemm_op::n), false, false, h, true).rung);
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(sized(16, 16, 16, gemm_op::t, gemm_op::n), h));
   EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(nn(128, 4096, 4096), true, false, target(80, false, 80), true).rung);
   {
     tc::b_kn_scope const forced(tc::b_kn_mode::copy);

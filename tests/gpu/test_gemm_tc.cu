@@ -710,6 +710,18 @@ TEST(GemmTc, ReadsBStoredKByN) {
     check_case<__half, float>(stored_kn({128, 4096, 1024}), gemm_tc_rung::automatic, skipped);  // a decode batch
   }
   EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::rule);
+  // A stored k x m as well (tn): A is copied alone, and rung 5 reads B as stored.
+  {
+    memlab::gemm_tc_shape tn = s;
+    tn.op_a = gemm_op::t;
+    auto const plan = tc::plan_repack(tn, false, false, target, true);
+    EXPECT_TRUE(plan.a);
+    EXPECT_FALSE(plan.b) << "B stored k x n is read as stored";
+    EXPECT_EQ(plan.rung, gemm_tc_rung::persistent);
+    check_case<__nv_bfloat16, __nv_bfloat16>({300, 400, 520, gemm_op::t, gemm_op::n, 4, 0, 3, 0, 0, 1.5f, -0.5f},
+                                             gemm_tc_rung::automatic, skipped);
+    check_case<__half, float>({128, 4096, 1024, gemm_op::t, gemm_op::n}, gemm_tc_rung::automatic, skipped);
+  }
   EXPECT_TRUE(skipped.empty()) << skipped;
   // The rungs that read only K-major operands still refuse it, naming the layout.
   s.input = memlab::gemm_tc_input::f16;

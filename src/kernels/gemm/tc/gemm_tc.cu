@@ -264,7 +264,7 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
           p.b_sk = 1;
         }
         s.op_a = gemm_op::n;
-        s.op_b = gemm_op::t;
+        if (plan.b) s.op_b = gemm_op::t;  // else B is canonical, or stored k x n and read as it is (b_kn)
         s.aligned = true;
         chosen = plan.rung;
       }

@@ -60,9 +60,9 @@ inline bool b_kn_read_pays(std::int64_t m, std::int64_t n, int sm_count) {
 /// `b_fast` false): which operands it copies first, and the rung it runs on the copies; no copy
 /// (rung `automatic`: gemm_tc_select's choice stands) where the copy does not pay or the canonical
 /// layout would get no rung faster than wmma. E4M3, which has no wmma kernel, copies at any size.
-/// A B stored k x n in rows of whole 16-byte units (`b_kn`) with A ready is not copied where rung 5
-/// reads it as it is (BF16 and FP16 on sm_90a) and that pays (b_kn_read_pays): gemm_tc_select
-/// then picks rung 5.
+/// A B stored k x n in rows of whole 16-byte units (`b_kn`) is not copied where rung 5 reads it as
+/// it is (BF16 and FP16 on sm_90a) and that pays (b_kn_read_pays): with A ready gemm_tc_select then
+/// picks rung 5; an A that needs a copy is copied alone, and rung 5 runs on it and B as stored.
 struct repack_plan {
   bool a = false, b = false;
   gemm_tc_rung rung = gemm_tc_rung::automatic;
@@ -71,14 +71,21 @@ inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast,
   repack_plan r;
   if (a_fast && b_fast) return r;
   b_kn_mode const mode = gemm_tc_b_kn_mode();
-  if (a_fast && b_kn && mode != b_kn_mode::copy && (mode == b_kn_mode::as_stored || b_kn_read_pays(s.m, s.n, t.sm_count))) {
+  bool const e4m3 = s.input == gemm_tc_input::e4m3;
+  if (b_kn && mode != b_kn_mode::copy && (mode == b_kn_mode::as_stored || b_kn_read_pays(s.m, s.n, t.sm_count))) {
     gemm_tc_shape as_stored = s;
     as_stored.op_a = gemm_op::n;
     as_stored.op_b = gemm_op::n;
     as_stored.aligned = true;
-    if (gemm_tc_unavailable(gemm_tc_rung::persistent, as_stored, t).empty()) return r;
+    if (gemm_tc_unavailable(gemm_tc_rung::persistent, as_stored, t).empty()) {
+      if (a_fast) return r;  // nothing to copy: gemm_tc_select picks rung 5
+      // A needs a copy (stored k x m, or misaligned) where the copy pays: A alone, B read as stored.
+      if (!repack_pays(s.m, s.n, s.k, true, false)) return r;
+      r.a = true;
+      r.rung = gemm_tc_rung::persistent;
+      return r;
+    }
   }
-  bool const e4m3 = s.input == gemm_tc_input::e4m3;
   if (!e4m3 && !repack_pays(s.m, s.n, s.k, !a_fast, !b_fast)) return r;
   gemm_tc_shape canonical = s;
   canonical.op_a = gemm_op::n;
