@@ -816,6 +816,13 @@ memlab::bench::registrar const reg_layouts{[] {
     p.where = {{"dtype", {"bf16"}}};
     p.refs = {{"value", "cuBLAS", 1.0}};
     e.plots.push_back(p);
+    // B stored k x n: the rule's choice beside both of its alternatives, shape by shape.
+    plot_spec q = bar_plot("gemm_tc_layouts_nn.png", "B stored k x n: read in place (rung 5) or copied (rung 6), as a fraction of cuBLAS",
+                           "shape", "ratio_to_peer", {"variant"});
+    q.panels = "dtype";
+    q.where = {{"layout", {"nn"}}, {"variant", {"automatic", "copied", "as_stored"}}};
+    q.refs = {{"value", "cuBLAS", 1.0}};
+    e.plots.push_back(q);
   }
   return e;
 }()};
