@@ -315,8 +315,7 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
     return;
   }
   // 128 x 256 tiles unless that leaves SMs idle in the last wave; then 128 x 128 (twice the tiles).
-  std::int64_t const tiles256 = tiles_m * ((p.n + 255) / 256);
-  if (persistent_wide_tiles(tiles256, sm_count))
+  if (persistent_wide_tiles(p.m, p.n, sm_count))
     launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count);
   else
     launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count);

@@ -53,7 +53,7 @@ using b_kn_scope = forced_scope<b_kn_mode, set_gemm_tc_b_kn_mode, b_kn_mode::rul
 /// (level).
 inline bool b_kn_read_pays(std::int64_t m, std::int64_t n, int sm_count) {
   if (m <= 1024) return true;
-  return m <= 2048 && persistent_wide_tiles(((m + 127) / 128) * ((n + 255) / 256), sm_count);
+  return m <= 2048 && persistent_wide_tiles(m, n, sm_count);
 }
 
 /// What `automatic` does with a problem whose A or B is not K-major and 16-byte aligned (`a_fast`,

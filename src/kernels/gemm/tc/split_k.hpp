@@ -23,9 +23,11 @@ unsigned split_k_splits(std::int64_t tiles, int k_blocks, int sm_count, MaxClust
   return 1;
 }
 
-/// Whether rung 5's persistent grid (no split) runs 128 x 256 tiles: where they make two waves at
-/// least or whole waves; else 128 x 128 (twice the tiles, so the last wave idles fewer SMs).
-inline bool persistent_wide_tiles(std::int64_t tiles256, int sm_count) {
+/// Whether rung 5's persistent grid (no split) runs an m x n problem in 128 x 256 tiles: where they
+/// make two waves at least or whole waves; else 128 x 128 (twice the tiles, so the last wave idles
+/// fewer SMs).
+inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) {
+  std::int64_t const tiles256 = ((m + 127) / 128) * ((n + 255) / 256);
   return tiles256 >= 2 * static_cast<std::int64_t>(sm_count) || tiles256 % std::max(sm_count, 1) == 0;
 }
 

@@ -343,30 +343,24 @@ __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t 
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/// wgmma shared-memory descriptor of a K-major tile written by TMA with 128-byte swizzle:
-/// rows of 128 B (64 16-bit or 128 FP8 elements), 8-row atoms 1024 B apart (stride byte offset), the
-/// leading byte offset unused for swizzled K-major layouts (1), swizzle mode 1 = 128 B.
-__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr) {
+/// wgmma shared-memory descriptor of a tile written by TMA with 128-byte swizzle, rows of 128 B,
+/// 8-row atoms 1024 B apart (stride byte offset), swizzle mode 1 = 128 B; `lbo` is the leading byte
+/// offset (PTX ISA, "Matrix Descriptor Format"). K-major (A, and B stored n x k): rows along M or N
+/// of 64 16-bit or 128 FP8 elements of K; the leading byte offset is unused for swizzled K-major
+/// layouts (16 B, encoded 1).
+__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t lbo = 16) {
   std::uint64_t d = 0;
   d |= static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4);
-  d |= static_cast<std::uint64_t>(1) << 16;
+  d |= static_cast<std::uint64_t>(lbo >> 4) << 16;
   d |= static_cast<std::uint64_t>(1024 >> 4) << 32;
   d |= static_cast<std::uint64_t>(1) << 62;
   return d;
 }
-/// wgmma shared-memory descriptor of an MN-major 16-bit tile (B stored k x n) written by TMA with
-/// 128-byte swizzle in blocks of 64 k-rows x 64 columns (one box each, 8 KB apart): rows of 128 B
-/// along N, 8-row groups along K 1024 B apart (stride byte offset), the next 64 columns of N 8 KB on
-/// (leading byte offset), swizzle mode 1 = 128 B. PTX ISA, "Matrix Descriptor Format" and its
-/// canonical MN-major layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)).
-__device__ __forceinline__ std::uint64_t smem_desc_mn(std::uint32_t addr) {
-  std::uint64_t d = 0;
-  d |= static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4);
-  d |= static_cast<std::uint64_t>(8192 >> 4) << 16;
-  d |= static_cast<std::uint64_t>(1024 >> 4) << 32;
-  d |= static_cast<std::uint64_t>(1) << 62;
-  return d;
-}
+/// The same for an MN-major 16-bit tile (B stored k x n) in blocks of 64 k-rows x 64 columns, one
+/// TMA box each, 8 KB apart: rows of 128 B along N, 8-row groups along K 1024 B apart, the next 64
+/// columns 8 KB on (the leading byte offset of the canonical MN-major layout
+/// ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))).
+__device__ __forceinline__ std::uint64_t smem_desc_mn(std::uint32_t addr) { return smem_desc(addr, 8192); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
