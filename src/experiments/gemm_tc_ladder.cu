@@ -705,8 +705,8 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
     s.skip(why);
   if (rung == gemm_tc_rung::wmma && 2.0 * m * n * k > 1.05 * 2.0 * 4096.0 * 4096.0 * 4096.0)
     s.skip("too slow at this size: the wmma baseline runs up to 4096^3");
-  if ((variant == "copied" || variant == "as_stored") && layout != "nn")
-    s.skip("the same as automatic: only a B stored k x n (layout nn) has the choice");
+  if ((variant == "copied" || variant == "as_stored") && ob != gemm_op::n)
+    s.skip("the same as automatic: only a B stored k x n (layouts nn, tn) has the choice");
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
   std::size_t const a_elems = static_cast<std::size_t>(a_rows) * lda, b_elems = static_cast<std::size_t>(b_rows) * ldb;
   std::size_t const mn = static_cast<std::size_t>(m) * n;
@@ -784,8 +784,9 @@ memlab::bench::registrar const reg_layouts{[] {
   e.describe_axis("variant", "",
                   "automatic: the library's choice (on sm_90a, BF16 and FP16, rung 5 reads a B stored k x n as it is where "
                   "m <= 1024, or m <= 2048 on its 128 x 256 tiles, else B is copied for rung 6; any other layout gets a "
-                  "K-major copy of the operand first where it pays); copied, as_stored: a B stored k x n always copied for "
-                  "rung 6, or always read as stored by rung 5; wmma: the rung that reads every layout");
+                  "K-major copy of the operand first where it pays; with A stored k x m too, A alone where B is read as "
+                  "stored); copied, as_stored: a B stored k x n (nn, tn) always copied for rung 6, or always read as stored "
+                  "by rung 5; wmma: the rung that reads every layout");
   e.describe_axis("layout", "",
                   "op(A) op(B), row-major: nt = A m x k, B stored n x k (canonical); nn = B stored k x n; tn, tt = A stored k x m; "
                   "nt_odd = canonical with rows k + 1 elements apart (not 16-byte multiples)");
