@@ -664,15 +664,16 @@ TEST(GemmTc, AutomaticRepacksOtherLayouts) {
 // 16 bytes, ld > row in one), on rung 4 (128 x 256 tiles) and rung 5 (its 128 x 128 and 128 x 256
 // persistent tiles, 64 x 64 decode tiles, K split in a cluster on 128 x 64 and 128 x 128 tiles);
 // n = 1 and n not a multiple of 64 leave whole boxes past n. Then `automatic`: such a B is read
-// as it is (no copy) where rung 5 can, and copied for rung 6 with the switch off; both verified.
+// as it is (no copy) where rung 5 can and that pays (m <= 1024 here), or copied for rung 6; both
+// modes forced and verified; with A stored k x m too, A alone copied.
 TEST(GemmTc, ReadsBStoredKByN) {
   MEMLAB_REQUIRE_GPU();
   namespace tc = memlab::detail::gemm_tc;
   if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::persistent, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
   auto const stored_kn = [](case_t c, std::int64_t extra_pad = 0) {
     c.ob = gemm_op::n;
-    c.lda_pad += (8 - (c.k + c.lda_pad) % 8) % 8;
-    c.ldb_pad = extra_pad + (8 - (c.n + extra_pad) % 8) % 8;  // rows of B are n long
+    pad_rows_to_16_bytes<__half>(c);  // A's rows (k long); B's are n long:
+    c.ldb_pad = extra_pad + (per16<__half> - (c.n + extra_pad) % per16<__half>) % per16<__half>;
     return c;
   };
   std::vector<case_t> cases;
