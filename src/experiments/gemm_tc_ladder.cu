@@ -687,7 +687,8 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.result().params["ldb"] = ldb;
   gemm_tc_rung const rung = variant == "wmma" ? gemm_tc_rung::wmma : gemm_tc_rung::automatic;
   // `copied` and `as_stored`: automatic with a B stored k x n copied into K-major rows for rung 6, or
-  // read as stored by rung 5, whatever the rule (repack.hpp's b_kn_read_pays) would do.
+  // read as stored (by rung 6's cooperative kernels, or rung 5 where m <= 128), whatever the rule
+  // (repack.hpp's b_kn_read_pays) would do.
   namespace tc = detail::gemm_tc;
   tc::b_kn_scope const b_kn(variant == "copied"      ? tc::b_kn_mode::copy
                             : variant == "as_stored" ? tc::b_kn_mode::as_stored
@@ -721,8 +722,12 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   std::string what = gemm_tc_rung_name(runs);
   if (plan.rung != gemm_tc_rung::automatic && rung == gemm_tc_rung::automatic)
     what = std::string("copies ") + (plan.a && plan.b ? "A and B" : plan.a ? "A" : "B") + ", then " + what;
-  if (rung == gemm_tc_rung::automatic && ob == gemm_op::n && !plan.b && runs != gemm_tc_rung::wmma)
-    what += ", B read as stored (k x n)";
+  if (rung == gemm_tc_rung::automatic && ob == gemm_op::n && !plan.b && runs != gemm_tc_rung::wmma) {
+    if (runs == gemm_tc_rung::cluster)  // the cooperative kernel that reads it
+      what += " (" + detail::gemm_tc::cluster_kernel_name(f16, m, n, k, true, detail::gemm_tc::row_alignment::line, true) + ")";
+    else
+      what += ", B read as stored (k x n)";
+  }
   s.set_extra("kernel", what);
   set_tensor_peak(s, runs, f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16);
   device_buffer<float> ref(mn);

@@ -47,7 +47,7 @@ TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   auto const h = target(90, true, 90);
   EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
-  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::n), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::t, gemm_op::n), h));  // A stored k x m
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(90, false, 90)));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(80, false, 80)));
   auto small = h;
@@ -108,19 +108,25 @@ TEST(GemmTcSelect, OtherLayoutsAndMisalignmentFallBackToWmma) {
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
 }
 
-// A B stored k x n (op_b = n) in rows of whole 16-byte units: rungs 4 and 5 read it as stored
-// (wgmma's MN-major B) in BF16 and FP16 on sm_90a, so `automatic` runs rung 5 there; rungs 3 and 6,
-// FP8 and a transposed A still need K-major operands.
-TEST(GemmTcSelect, BStoredKByNRunsOnRung5) {
+// A B stored k x n (op_b = n) in rows of whole 16-byte units: rungs 4-6 read it as stored
+// (wgmma's MN-major B; rung 6 on its cooperative kernels) in BF16 and FP16 on sm_90a, so
+// `automatic` runs rung 6 there (rung 5 where m <= 128); rung 3, FP8 and a transposed A still need
+// K-major operands.
+TEST(GemmTcSelect, BStoredKByNRunsOnTheWgmmaRungs) {
   auto const h = target(90, true, 90);
   auto const nn = [](gemm_tc_input in) { return shape(gemm_op::n, gemm_op::n, in); };
-  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(gemm_tc_input::bf16), h));
-  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(gemm_tc_input::f16), h));
-  EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::warp_specialized, nn(gemm_tc_input::bf16), h));
-  for (gemm_tc_rung r : {gemm_tc_rung::cluster, gemm_tc_rung::tma_wgmma, gemm_tc_rung::mma_sync})
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(nn(gemm_tc_input::bf16), h));
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(nn(gemm_tc_input::f16), h));
+  auto decode = nn(gemm_tc_input::bf16);
+  decode.m = 128;
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(decode, h));
+  for (gemm_tc_rung r : {gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent, gemm_tc_rung::cluster})
+    EXPECT_EQ("", memlab::gemm_tc_unavailable(r, nn(gemm_tc_input::bf16), h));
+  for (gemm_tc_rung r : {gemm_tc_rung::tma_wgmma, gemm_tc_rung::mma_sync})
     EXPECT_NE(std::string::npos, memlab::gemm_tc_unavailable(r, nn(gemm_tc_input::bf16), h).find("op_b = t"));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, nn(gemm_tc_input::e4m3), h));
-  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::t, gemm_op::n), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, nn(gemm_tc_input::e4m3), h));
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::t, gemm_op::n), h));
   EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(nn(gemm_tc_input::e4m3), h));  // no wmma for FP8: copied instead
 }
 
@@ -269,6 +275,25 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
 
 // Rung 6's TMA store takes C where beta = 0, C's base is 16-byte aligned and ldc x the element
 // size is a multiple of 16 (the launch and the ladder's kernel name ask the same function).
+// A B stored k x n runs the cooperative kernels, which alone read it as stored (their halves of B
+// are whole 64-column boxes): the tile cluster_coop_tile gives, or the width forced; any other family
+// forced runs them too.
+TEST(GemmTcClusterPlan, BStoredKByNTakesTheCooperativeTile) {
+  using memlab::detail::gemm_tc::cluster_family;
+  using memlab::detail::gemm_tc::cluster_family_name;
+  using memlab::detail::gemm_tc::cluster_pick_b_kn;
+  using memlab::detail::gemm_tc::cluster_tile;
+  EXPECT_EQ(cluster_pick_b_kn(4096, 4096, 66), cluster_tile::coop_128x256);
+  EXPECT_EQ(cluster_pick_b_kn(8192, 8192, 66), cluster_tile::coop_128x256);  // where the rule's cluster_pick takes pingpong at k = 1024
+  EXPECT_EQ(cluster_pick_b_kn(2304, 2304, 66), cluster_tile::coop_128x128);  // 81 pairs of 128 x 256 (2 waves), 162 of 128 x 128 (3)
+  EXPECT_EQ(cluster_pick_b_kn(2304, 2304, 66), memlab::detail::gemm_tc::cluster_coop_tile(2304, 2304, 66));
+  EXPECT_EQ(cluster_pick_b_kn(4096, 4096, 66, cluster_family::coop128x128), cluster_tile::coop_128x128);
+  EXPECT_EQ(cluster_pick_b_kn(2304, 2304, 66, cluster_family::coop128x256), cluster_tile::coop_128x256);
+  for (cluster_family f : {cluster_family::pingpong192, cluster_family::pingpong160s, cluster_family::cooperative256,
+                           cluster_family::cooperative})
+    EXPECT_EQ(cluster_pick_b_kn(4096, 4096, 66, f), cluster_tile::coop_128x256) << cluster_family_name(f);
+}
+
 TEST(GemmTcClusterPlan, TmaStoreNeedsAlignedCAndNoBeta) {
   using memlab::detail::gemm_tc::cluster_c_tma_store;
   alignas(16) static unsigned char c[64];

@@ -314,12 +314,9 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128, cluster_family::coop128x128, 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
 // tile rows), one row or few columns of C, ld > row, alpha without beta.
-template <class In, class Out>
-void run_cluster_edges() {
-  MEMLAB_REQUIRE_GPU();
-  std::string skipped;
+std::vector<case_t> cluster_edge_cases() {
   gemm_op const n_ = gemm_op::n, t_ = gemm_op::t;
-  std::vector<case_t> v = {
+  return {
       {257, 264, 129},                                         // 3 tile rows: the second pair's CTA 1 idles; TMA store
       {1, 64, 200},                                            // m = 1 through the TMA store (ldc 64)
       {130, 8, 70},                                            // n = 8: a box 8 columns wide, clipped by TMA
@@ -333,7 +330,12 @@ void run_cluster_edges() {
       {520, 304, 72, n_, t_, 0, 0, 0, 0, 0, -0.5f},            // ... two whole tile columns, tail boxes whole; rows past 512
       {520, 456, 40},                                          // ... 3 x 3 tiles: pairs wrap rows (own A), the last tile alone
   };
-  for (case_t c : v) {
+}
+template <class In, class Out>
+void run_cluster_edges() {
+  MEMLAB_REQUIRE_GPU();
+  std::string skipped;
+  for (case_t c : cluster_edge_cases()) {
     pad_rows_to_16_bytes<In>(c);
     check_case<In, Out>(c, gemm_tc_rung::cluster, skipped);
     if (!skipped.empty()) GTEST_SKIP() << skipped;
@@ -659,12 +661,16 @@ TEST(GemmTc, AutomaticRepacksOtherLayouts) {
   if (fast != gemm_tc_rung::wmma) EXPECT_GE(copied, 4);
 }
 
-// Rungs 4 and 5 read a B stored k x n (op_b = n, BF16 and FP16) as it is: TMA boxes of 64 k-rows x
+// Rungs 4-6 read a B stored k x n (op_b = n, BF16 and FP16) as it is: TMA boxes of 64 k-rows x
 // 64 columns, wgmma's MN-major B. The canonical battery's shapes with B so stored (rows padded to
 // 16 bytes, ld > row in one), on rung 4 (128 x 256 tiles) and rung 5 (its 128 x 128 and 128 x 256
 // persistent tiles, 64 x 64 decode tiles, K split in a cluster on 128 x 64 and 128 x 128 tiles);
-// n = 1 and n not a multiple of 64 leave whole boxes past n. Then `automatic`: such a B is read
-// as it is (no copy) where rung 5 can and that pays (m <= 1024 here), or copied for rung 6; both
+// n = 1 and n not a multiple of 64 leave whole boxes past n. Rung 6 (its cooperative kernels, each
+// CTA of a pair multicasting its half of B as one or two boxes) takes the same shapes and its own
+// edges (odd tile rows, B's second half past n, C through registers for beta or an unaligned C),
+// with the rule's tile and each width forced, and a pingpong family forced (which runs the
+// cooperative kernel: only it reads B so); at full size, 153 pairs over the clusters. Then
+// `automatic`: such a B is read as it is (no copy) where that pays, or copied for rung 6; both
 // modes forced and verified; with A stored k x m too, A alone copied.
 TEST(GemmTc, ReadsBStoredKByN) {
   MEMLAB_REQUIRE_GPU();
@@ -688,7 +694,22 @@ TEST(GemmTc, ReadsBStoredKByN) {
     }
     ASSERT_TRUE(skipped.empty()) << skipped;
   }
-  // automatic: rung 5 on B as stored, or a copy for rung 6 with the switch off.
+  {
+    std::vector<case_t> rung6 = cases;
+    for (case_t c : cluster_edge_cases()) rung6.push_back(stored_kn(c));
+    if (!memlab::test::small_sizes()) rung6.push_back(stored_kn({4224, 2152, 72}));  // 17 x 9 pairs of 128 x 256, odd tile rows, the last column's second half past n
+    for (cluster_family f : {cluster_family::automatic, cluster_family::coop128x256, cluster_family::coop128x128,
+                             cluster_family::pingpong192}) {
+      family_scope const scope(f);
+      SCOPED_TRACE(tc::cluster_family_name(f));
+      for (case_t const& c : rung6) {
+        check_case<__nv_bfloat16, __nv_bfloat16>(c, gemm_tc_rung::cluster, skipped);
+        check_case<__half, float>(c, gemm_tc_rung::cluster, skipped);
+      }
+      ASSERT_TRUE(skipped.empty()) << skipped;
+    }
+  }
+  // automatic: rung 6 (or rung 5 where m <= 128) on B as stored, or a copy for rung 6 with the switch off.
   memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
   memlab::gemm_tc_shape s;
   s.m = 300;
@@ -698,7 +719,7 @@ TEST(GemmTc, ReadsBStoredKByN) {
   s.input = memlab::gemm_tc_input::bf16;
   s.aligned = true;
   EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is (m <= 1024)";
-  EXPECT_EQ(memlab::gemm_tc_select(s, target), gemm_tc_rung::persistent);
+  EXPECT_EQ(memlab::gemm_tc_select(s, target), gemm_tc_rung::cluster);
   EXPECT_NE(tc::plan_repack(s, true, false, target, false).rung, gemm_tc_rung::automatic) << "a misaligned B is copied";
   s.input = memlab::gemm_tc_input::e4m3;
   EXPECT_NE(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "FP8: wgmma takes no MN-major B";
@@ -711,14 +732,14 @@ TEST(GemmTc, ReadsBStoredKByN) {
     check_case<__half, float>(stored_kn({128, 4096, 1024}), gemm_tc_rung::automatic, skipped);  // a decode batch
   }
   EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::rule);
-  // A stored k x m as well (tn): A is copied alone, and rung 5 reads B as stored.
+  // A stored k x m as well (tn): A is copied alone, and rung 6 reads B as stored.
   {
     memlab::gemm_tc_shape tn = s;
     tn.op_a = gemm_op::t;
     auto const plan = tc::plan_repack(tn, false, false, target, true);
     EXPECT_TRUE(plan.a);
     EXPECT_FALSE(plan.b) << "B stored k x n is read as stored";
-    EXPECT_EQ(plan.rung, gemm_tc_rung::persistent);
+    EXPECT_EQ(plan.rung, gemm_tc_rung::cluster);
     check_case<__nv_bfloat16, __nv_bfloat16>({300, 400, 520, gemm_op::t, gemm_op::n, 4, 0, 3, 0, 0, 1.5f, -0.5f},
                                              gemm_tc_rung::automatic, skipped);
     check_case<__half, float>({128, 4096, 1024, gemm_op::t, gemm_op::n}, gemm_tc_rung::automatic, skipped);
@@ -726,9 +747,9 @@ TEST(GemmTc, ReadsBStoredKByN) {
   EXPECT_TRUE(skipped.empty()) << skipped;
   // The rungs that read only K-major operands still refuse it, naming the layout.
   s.input = memlab::gemm_tc_input::f16;
-  EXPECT_NE(memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, target).find("op_b = t"), std::string::npos);
   EXPECT_NE(memlab::gemm_tc_unavailable(gemm_tc_rung::tma_wgmma, s, target).find("op_b = t"), std::string::npos);
   EXPECT_TRUE(memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, s, target).empty());
+  EXPECT_TRUE(memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, target).empty());
   s.op_a = gemm_op::t;
   EXPECT_FALSE(memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, s, target).empty()) << "A must still be K-major";
 }

@@ -218,10 +218,6 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
 #endif
 }
 
-/// Whether the problem's B is stored k x n (op_b = n: gemm_tc_unavailable let rungs 4 and 5 take it
-/// for BF16 and FP16 only), so that the kernel reads it MN-major (ws_kernel's `Bkn`).
-bool b_stored_kn(problem const& p) { return p.b_sk != 1; }
-
 template <class In, int BN, ws_mode Mode, int BM = 128, bool Bkn = false>
 void launch_ws_layout(problem const& p, cudaStream_t st, int sm_count, unsigned splits) {
   using cfg = ws_config<BN, BM>;

@@ -352,8 +352,10 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
         !why.empty())
       return why;
   }
-  // Rungs 4 and 5 also read a B stored k x n as it is (wgmma's MN-major B, BF16 and FP16 only).
-  bool const reads_b_kn = (rung == gemm_tc_rung::warp_specialized || rung == gemm_tc_rung::persistent) && !e4m3;
+  // Rungs 4-6 also read a B stored k x n as it is (wgmma's MN-major B, BF16 and FP16 only; rung 6
+  // on its cooperative kernels).
+  bool const reads_b_kn = (rung == gemm_tc_rung::warp_specialized || rung == gemm_tc_rung::persistent ||
+                           rung == gemm_tc_rung::cluster) && !e4m3;
   if (s.op_a != gemm_op::n || (s.op_b != gemm_op::t && !reads_b_kn))
     return name + " needs op_a = n, op_b = t (both operands K-major)" +
            (reads_b_kn ? std::string(" or op_b = n (B stored k x n)") : std::string()) + "; got " + op_text(s.op_a, s.op_b);

@@ -77,12 +77,12 @@ inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast,
     as_stored.op_a = gemm_op::n;
     as_stored.op_b = gemm_op::n;
     as_stored.aligned = true;
-    if (gemm_tc_unavailable(gemm_tc_rung::persistent, as_stored, t).empty()) {
-      if (a_fast) return r;  // nothing to copy: gemm_tc_select picks rung 5
+    if (gemm_tc_rung const reads = gemm_tc_select(as_stored, t); reads == gemm_tc_rung::persistent || reads == gemm_tc_rung::cluster) {
+      if (a_fast) return r;  // nothing to copy: gemm_tc_select picks the same rung
       // A needs a copy (stored k x m, or misaligned) where the copy pays: A alone, B read as stored.
       if (!repack_pays(s.m, s.n, s.k, true, false)) return r;
       r.a = true;
-      r.rung = gemm_tc_rung::persistent;
+      r.rung = reads;
       return r;
     }
   }

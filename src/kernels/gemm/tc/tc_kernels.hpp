@@ -22,6 +22,10 @@ template <class In> void launch_tma_wgmma(problem const& p, cudaStream_t st);
 template <class In> void launch_warp_specialized(problem const& p, cudaStream_t st);
 template <class In> void launch_persistent(problem const& p, cudaStream_t st, int sm_count);
 template <class In> void launch_cluster(problem const& p, cudaStream_t st);
+/// Whether the problem's B is stored k x n (op_b = n: gemm_tc_unavailable lets rungs 4-6 take it
+/// for BF16 and FP16 only), so that the kernel reads it MN-major (wgmma's transposed B): rungs 4
+/// and 5's `Bkn` kernels, and rung 6's cooperative ones.
+inline bool b_stored_kn(problem const& p) { return p.b_sk != 1; }
 /// C = beta * C (k = 0 or alpha = 0 never needs the operands).
 template <class In> void launch_scale_c(problem const& p, cudaStream_t st);
 
