@@ -686,13 +686,10 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.result().params["lda"] = lda;
   s.result().params["ldb"] = ldb;
   gemm_tc_rung const rung = variant == "wmma" ? gemm_tc_rung::wmma : gemm_tc_rung::automatic;
-  // `copied` and `as_stored`: automatic with a B stored k x n copied into K-major rows for rung 6, or
-  // read as stored (by rung 6's cooperative kernels, or rung 5 where m <= 128), whatever the rule
-  // (repack.hpp's b_kn_read_pays) would do.
+  // `copied`: automatic with a B stored k x n copied into K-major rows for the canonical layout's
+  // rung, where automatic reads it as stored (rung 6's cooperative kernels, rung 5 where m <= 128).
   namespace tc = detail::gemm_tc;
-  tc::b_kn_scope const b_kn(variant == "copied"      ? tc::b_kn_mode::copy
-                            : variant == "as_stored" ? tc::b_kn_mode::as_stored
-                                                     : tc::b_kn_mode::rule);
+  tc::b_kn_scope const b_kn(variant == "copied" ? tc::b_kn_mode::copy : tc::b_kn_mode::as_stored);
   gemm_tc_target const target = gemm_tc_current_target();
   gemm_tc_shape gs;
   gs.m = m;
@@ -706,7 +703,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
     s.skip(why);
   if (rung == gemm_tc_rung::wmma && 2.0 * m * n * k > 1.05 * 2.0 * 4096.0 * 4096.0 * 4096.0)
     s.skip("too slow at this size: the wmma baseline runs up to 4096^3");
-  if ((variant == "copied" || variant == "as_stored") && ob != gemm_op::n)
+  if (variant == "copied" && ob != gemm_op::n)
     s.skip("the same as automatic: only a B stored k x n (layouts nn, tn) has the choice");
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
   std::size_t const a_elems = static_cast<std::size_t>(a_rows) * lda, b_elems = static_cast<std::size_t>(b_rows) * ldb;
@@ -771,7 +768,7 @@ memlab::bench::registrar const reg_layouts{[] {
   e.description = "Tensor-core GEMM in every layout: automatic (a K-major copy, then the fast rung) and wmma vs cuBLAS in the same layout";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
-  e.axes = {memlab::bench::variant_axis({"automatic", "copied", "as_stored", "wmma"}, {"automatic"}),
+  e.axes = {memlab::bench::variant_axis({"automatic", "copied", "wmma"}, {"automatic"}),
             memlab::bench::string_axis("layout", {"nt", "nn", "tn", "tt", "nt_odd"}, {"nt", "nn"}),
             memlab::bench::string_axis("dtype", {"bf16", "f16"}, {"bf16"}),
             memlab::bench::string_axis("shape",
@@ -787,11 +784,10 @@ memlab::bench::registrar const reg_layouts{[] {
   };
   using namespace memlab::bench;
   e.describe_axis("variant", "",
-                  "automatic: the library's choice (on sm_90a, BF16 and FP16, rung 5 reads a B stored k x n as it is where "
-                  "m <= 1024, or m <= 2048 on its 128 x 256 tiles, else B is copied for rung 6; any other layout gets a "
-                  "K-major copy of the operand first where it pays; with A stored k x m too, A alone where B is read as "
-                  "stored); copied, as_stored: a B stored k x n (nn, tn) always copied for rung 6, or always read as stored "
-                  "by rung 5; wmma: the rung that reads every layout");
+                  "automatic: the library's choice (on sm_90a, BF16 and FP16, rung 6's cooperative kernels read a B stored "
+                  "k x n as it is, rung 5 where m <= 128; any other layout gets a K-major copy of the operand first where it "
+                  "pays; with A stored k x m too, A alone); copied: a B stored k x n (nn, tn) copied into K-major rows "
+                  "for the canonical layout's rung instead; wmma: the rung that reads every layout");
   e.describe_axis("layout", "",
                   "op(A) op(B), row-major: nt = A m x k, B stored n x k (canonical); nn = B stored k x n; tn, tt = A stored k x m; "
                   "nt_odd = canonical with rows k + 1 elements apart (not 16-byte multiples)");
@@ -805,15 +801,17 @@ memlab::bench::registrar const reg_layouts{[] {
   e.prose = {"The fast rungs read one layout: both operands K-major (A m x k, B stored n x k) in rows of whole 16-byte "
              "units. A user's B is often stored k x n (a plain row-major product), A may arrive transposed, and "
              "leading dimensions may be odd. The wmma rung reads all of them, at a few percent of the tensor cores. "
-             "On sm_90a rung 5 reads a B stored k x n as it is, BF16 and FP16: TMA boxes of 64 k-rows x 64 columns and "
-             "wgmma's MN-major B; `automatic` takes that where the copy would cost more than rung 5 trails rung 6 (small "
-             "m), and the `copied` and `as_stored` rows show both choices. Any other such operand `automatic` copies into "
+             "On sm_90a rungs 5 and 6 read a B stored k x n as it is, BF16 and FP16: TMA boxes of 64 k-rows x 64 columns "
+             "and wgmma's MN-major B (rung 6 on its cooperative kernels, each CTA of a pair multicasting its half of B as "
+             "whole boxes); `automatic` takes that, and the `copied` rows show the alternative, a K-major copy for the "
+             "canonical layout's rung (which may be a pingpong kernel). Any other such operand `automatic` copies into "
              "K-major scratch first (a transpose through shared memory, or a row copy) where the product is larger than "
              "128³, then runs the canonical layout's rung. The row's extra.kernel says what it did and extra.copy_ms what "
              "the copy alone took.",
              "The copy moves each element of the operand twice (a read and a write): at 4096³ that is 64 MB against "
              "137 GFLOP, so a copied call should run within about 10% of the canonical layout's row, far from wmma's; "
-             "read as stored, nn runs at rung 5's canonical speed with no copy, which wins where m is small.",
+             "read as stored, nn runs at the cooperative kernel's canonical speed with no copy: level with nt where the "
+             "canonical rule takes the cooperative kernel too.",
              ""};
   {
     plot_spec p = bar_plot("gemm_tc_layouts.png", "Tensor-core GEMM by layout: speed as a fraction of cuBLAS (same layout)",
@@ -822,11 +820,11 @@ memlab::bench::registrar const reg_layouts{[] {
     p.where = {{"dtype", {"bf16"}}};
     p.refs = {{"value", "cuBLAS", 1.0}};
     e.plots.push_back(p);
-    // B stored k x n: the rule's choice beside both of its alternatives, shape by shape.
-    plot_spec q = bar_plot("gemm_tc_layouts_nn.png", "B stored k x n: read in place (rung 5) or copied (rung 6), as a fraction of cuBLAS",
-                           "shape", "ratio_to_peer", {"variant"});
+    // B stored k x n, read as stored (automatic) or copied, beside the canonical layout, shape by shape.
+    plot_spec q = bar_plot("gemm_tc_layouts_nn.png", "B stored k x n: read as stored or copied, against nt; a fraction of cuBLAS",
+                           "shape", "ratio_to_peer", {"layout", "variant"});
     q.panels = "dtype";
-    q.where = {{"layout", {"nn"}}, {"variant", {"automatic", "copied", "as_stored"}}};
+    q.where = {{"layout", {"nt", "nn"}}, {"variant", {"automatic", "copied"}}};
     q.refs = {{"value", "cuBLAS", 1.0}};
     e.plots.push_back(q);
   }

@@ -499,35 +499,30 @@ TEST(GemmTcRepack, OtherLayoutsRunOnTheCanonicalRungAfterACopy) {
   EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(4096, 4096, 4096, gemm_op::n, gemm_op::t), true, true, h).rung);
 }
 
-// B stored k x n in rows of whole 16-byte units (b_kn): read as stored by rung 5 (BF16, FP16 on
-// sm_90a) where b_kn_read_pays (m <= 1024, or m <= 2048 on rung 5's 128 x 256 tiles), else copied
-// for rung 6; copied for FP8 and on an A100 (for rung 2). Where A needs a copy too, A alone is
-// copied and B read as stored where that pays. The modes force either.
-TEST(GemmTcRepack, BStoredKByNIsReadAsStoredWhereThatPays) {
+// B stored k x n in rows of whole 16-byte units (b_kn): read as stored (BF16, FP16 on sm_90a) by
+// rung 6's cooperative kernels, or rung 5 where m <= 128, at every size; copied for FP8 and on an
+// A100 (for rung 2). Where A needs a copy too, A alone is copied and B read as stored. `copy` mode
+// copies B instead.
+TEST(GemmTcRepack, BStoredKByNIsReadAsStored) {
   namespace tc = memlab::detail::gemm_tc;
   auto const h = target(90, true, 90);
   auto const nn = [](std::int64_t m, std::int64_t n, std::int64_t k) { return sized(m, n, k, gemm_op::n, gemm_op::n); };
   auto const as_stored = [&](memlab::gemm_tc_shape const& s) { return plan_repack(s, true, false, h, true).rung == gemm_tc_rung::automatic; };
-  EXPECT_TRUE(as_stored(nn(128, 4096, 4096)));
-  EXPECT_TRUE(as_stored(sized(16, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16)));
-  EXPECT_TRUE(as_stored(nn(16, 16, 16)));  // below the copy's size threshold too
+  for (auto const& s : {nn(128, 4096, 4096), sized(16, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::f16), nn(16, 16, 16),
+                        nn(1024, 4096, 4096), nn(2048, 4096, 4096), nn(3000, 5000, 2000), nn(4096, 4096, 4096), nn(8192, 8192, 1024)})
+    EXPECT_TRUE(as_stored(s)) << s.m << "x" << s.n << "x" << s.k;
   EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(16, 16, 16), h));
-  EXPECT_TRUE(as_stored(nn(1024, 4096, 4096)));   // 128 x 128 tiles, but the copy would cost half the product
-  EXPECT_TRUE(as_stored(nn(2048, 8192, 8192)));   // 512 tiles of 128 x 256
-  EXPECT_FALSE(as_stored(nn(2048, 4096, 4096)));  // 256 tiles of 128 x 256: rung 5 takes 128 x 128
-  EXPECT_FALSE(as_stored(nn(3000, 5000, 2000)));
-  EXPECT_FALSE(as_stored(nn(4096, 4096, 4096)));
-  EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn(4096, 4096, 4096), true, false, h, true).rung);
+  EXPECT_EQ(gemm_tc_rung::persistent, memlab::gemm_tc_select(nn(128, 4096, 4096), h));
+  EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(nn(4096, 4096, 4096), h));
   EXPECT_TRUE(plan_repack(nn(128, 4096, 4096), true, false, h, false).b);  // misaligned: copied
   EXPECT_TRUE(plan_repack(sized(128, 4096, 4096, gemm_op::n, gemm_op::n, gemm_tc_input::e4m3), true, false, h, true).b);
-  // A stored k x m too: A copied alone and B read as stored where that pays, else both copied for rung 6.
-  auto const a_only = plan_repack(sized(128, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
-  EXPECT_TRUE(a_only.a);
-  EXPECT_FALSE(a_only.b);
-  EXPECT_EQ(gemm_tc_rung::persistent, a_only.rung);
-  auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
-  EXPECT_TRUE(both.a && both.b);
-  EXPECT_EQ(gemm_tc_rung::cluster, both.rung);
+  // A stored k x m too: A copied alone, B read as stored, on the rung that reads it.
+  for (auto [m, rung] : {std::pair{128, gemm_tc_rung::persistent}, std::pair{4096, gemm_tc_rung::cluster}}) {
+    auto const a_only = plan_repack(sized(m, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+    EXPECT_TRUE(a_only.a);
+    EXPECT_FALSE(a_only.b);
+    EXPECT_EQ(rung, a_only.rung);
+  }
   // Below the copy's size threshold A is not copied at all: wmma reads both (as before).
   EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(16, 16, 16, gemm_op::t, gemm_op::n), false, false, h, true).rung);
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(sized(16, 16, 16, gemm_op::t, gemm_op::n), h));
@@ -535,12 +530,11 @@ TEST(GemmTcRepack, BStoredKByNIsReadAsStoredWhereThatPays) {
   {
     tc::b_kn_scope const forced(tc::b_kn_mode::copy);
     EXPECT_FALSE(as_stored(nn(128, 4096, 4096)));
+    EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn(4096, 4096, 4096), true, false, h, true).rung);
+    auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+    EXPECT_TRUE(both.a && both.b);
   }
-  {
-    tc::b_kn_scope const forced(tc::b_kn_mode::as_stored);
-    EXPECT_TRUE(as_stored(nn(4096, 4096, 4096)));
-  }
-  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::rule);
+  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::as_stored);
 }
 
 TEST(GemmTcRepack, NoCopyWhereItDoesNotPay) {

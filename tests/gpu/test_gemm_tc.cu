@@ -695,11 +695,15 @@ TEST(GemmTc, ReadsBStoredKByN) {
     ASSERT_TRUE(skipped.empty()) << skipped;
   }
   {
-    std::vector<case_t> rung6 = cases;
+    // Rung 6 at each tile width forced (the cases' few pairs would mostly take 128 x 128), on the
+    // battery's cases but its large ones (rungs 2 and 5's split-K shapes) and rung 6's edges; then
+    // many pairs under the rule (17 x 9 pairs of 128 x 256, odd tile rows, the last column's second
+    // half past n). A pingpong family forced runs the cooperative kernel.
+    std::vector<case_t> rung6;
+    for (case_t const& c : cases)
+      if (c.m * c.n * c.k < 20000000) rung6.push_back(c);
     for (case_t c : cluster_edge_cases()) rung6.push_back(stored_kn(c));
-    if (!memlab::test::small_sizes()) rung6.push_back(stored_kn({4224, 2152, 72}));  // 17 x 9 pairs of 128 x 256, odd tile rows, the last column's second half past n
-    for (cluster_family f : {cluster_family::automatic, cluster_family::coop128x256, cluster_family::coop128x128,
-                             cluster_family::pingpong192}) {
+    for (cluster_family f : {cluster_family::coop128x256, cluster_family::coop128x128}) {
       family_scope const scope(f);
       SCOPED_TRACE(tc::cluster_family_name(f));
       for (case_t const& c : rung6) {
@@ -708,8 +712,15 @@ TEST(GemmTc, ReadsBStoredKByN) {
       }
       ASSERT_TRUE(skipped.empty()) << skipped;
     }
+    if (!memlab::test::small_sizes()) {
+      check_case<__nv_bfloat16, __nv_bfloat16>(stored_kn({4224, 2152, 72}), gemm_tc_rung::cluster, skipped);
+      check_case<__half, float>(stored_kn({4224, 2152, 72, gemm_op::n, gemm_op::n, 0, 0, 0, 0, 0, 0.75f}), gemm_tc_rung::cluster, skipped);
+    }
+    family_scope const pingpong(cluster_family::pingpong192);
+    EXPECT_NE(tc::cluster_kernel_name(false, 4096, 4096, 4096, true, tc::row_alignment::line, true).find("cooperative"), std::string::npos);
+    check_case<__nv_bfloat16, __nv_bfloat16>(stored_kn({257, 264, 129}), gemm_tc_rung::cluster, skipped);
   }
-  // automatic: rung 6 (or rung 5 where m <= 128) on B as stored, or a copy for rung 6 with the switch off.
+  // automatic: rung 6 (or rung 5 where m <= 128) on B as stored, or a copy for rung 6 in `copy` mode.
   memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
   memlab::gemm_tc_shape s;
   s.m = 300;
@@ -718,7 +729,7 @@ TEST(GemmTc, ReadsBStoredKByN) {
   s.op_b = gemm_op::n;
   s.input = memlab::gemm_tc_input::bf16;
   s.aligned = true;
-  EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is (m <= 1024)";
+  EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is";
   EXPECT_EQ(memlab::gemm_tc_select(s, target), gemm_tc_rung::cluster);
   EXPECT_NE(tc::plan_repack(s, true, false, target, false).rung, gemm_tc_rung::automatic) << "a misaligned B is copied";
   s.input = memlab::gemm_tc_input::e4m3;
@@ -731,7 +742,7 @@ TEST(GemmTc, ReadsBStoredKByN) {
                                              gemm_tc_rung::automatic, skipped);
     check_case<__half, float>(stored_kn({128, 4096, 1024}), gemm_tc_rung::automatic, skipped);  // a decode batch
   }
-  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::rule);
+  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::as_stored);
   // A stored k x m as well (tn): A is copied alone, and rung 6 reads B as stored.
   {
     memlab::gemm_tc_shape tn = s;

@@ -157,7 +157,7 @@ void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t row
 }
 
 namespace {
-std::atomic<b_kn_mode> b_kn_choice{b_kn_mode::rule};
+std::atomic<b_kn_mode> b_kn_choice{b_kn_mode::as_stored};
 }  // namespace
 
 void set_gemm_tc_b_kn_mode(b_kn_mode mode) { b_kn_choice.store(mode); }

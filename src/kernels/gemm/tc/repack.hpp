@@ -32,37 +32,27 @@ inline bool k_major_ready(bool k_major, void const* p, std::int64_t ld, std::siz
   return k_major && reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * static_cast<std::int64_t>(elem_bytes)) % 16 == 0;
 }
 
-/// What `automatic` does with a B stored k x n in rows of whole 16-byte units (BF16, FP16, where
-/// rung 5 can run): `rule` (the default) reads it as stored on rung 5 where b_kn_read_pays, else
-/// copies it into K-major rows for rung 6; `copy` and `as_stored` force one: gemm.tc_layouts'
-/// `copied` and `as_stored` rows, and tests. Process-wide, not for concurrent use.
-enum class b_kn_mode { rule, copy, as_stored };
+/// What `automatic` does with a B stored k x n in rows of whole 16-byte units (BF16, FP16, where a
+/// wgmma rung runs): `as_stored` (the default) reads it as it is, on rung 6's cooperative kernels
+/// (rung 5 where m <= 128); `copy` copies it into K-major rows for the rung the canonical layout
+/// gets (gemm.tc_layouts' `copied` rows, tests). As stored measured faster than the copy at every
+/// shape on the H100 but one, by 1-2.1x at m <= 2048 and 2-13% at m >= 3000 (tn, where A is copied
+/// either way, 1-16%); copied ran 1.5-3% faster at 8192x8192x1024, where the canonical layout's
+/// rule takes a pingpong kernel (docs/tc-gemm.md, "Session 30"). Process-wide, not for concurrent use.
+enum class b_kn_mode { as_stored, copy };
 void set_gemm_tc_b_kn_mode(b_kn_mode mode);
 b_kn_mode gemm_tc_b_kn_mode();
 /// A mode held for a scope (`b_kn_scope const copied(b_kn_mode::copy);`).
-using b_kn_scope = forced_scope<b_kn_mode, set_gemm_tc_b_kn_mode, b_kn_mode::rule>;
-
-/// Whether rung 5 reading a B stored k x n beats copying it for rung 6, by m: the copy reads and
-/// writes B (4nk bytes against 2mnk flops, 2/m bytes a flop), about half the product's time at
-/// rung 6's rate on an H100 at m = 1024 (~700 TFLOP/s against the copy's ~2.5 TB/s) and a quarter
-/// at m = 2048, while rung 5 trails rung 6 by 10-15% on its 128 x 256 tiles and by about 30% on
-/// 128 x 128 ones (or at small k). So: as stored where m <= 1024, and where m <= 2048 on 128 x 256
-/// tiles (persistent_wide_tiles). Measured on the H100 (docs/tc-gemm.md, "Session 29"): as stored
-/// 1.2-2.8x faster at m = 16-1024, 1.35x at 2048x8192x8192; copied up to 11% faster at
-/// 2048x4096x4096 and 5-40% at m >= 3000, but for 8192^3 (as stored ~2% faster there) and 4096^3
-/// (level).
-inline bool b_kn_read_pays(std::int64_t m, std::int64_t n, int sm_count) {
-  if (m <= 1024) return true;
-  return m <= 2048 && persistent_wide_tiles(m, n, sm_count);
-}
+using b_kn_scope = forced_scope<b_kn_mode, set_gemm_tc_b_kn_mode, b_kn_mode::as_stored>;
 
 /// What `automatic` does with a problem whose A or B is not K-major and 16-byte aligned (`a_fast`,
 /// `b_fast` false): which operands it copies first, and the rung it runs on the copies; no copy
 /// (rung `automatic`: gemm_tc_select's choice stands) where the copy does not pay or the canonical
 /// layout would get no rung faster than wmma. E4M3, which has no wmma kernel, copies at any size.
-/// A B stored k x n in rows of whole 16-byte units (`b_kn`) is not copied where rung 5 reads it as
-/// it is (BF16 and FP16 on sm_90a) and that pays (b_kn_read_pays): with A ready gemm_tc_select then
-/// picks rung 5; an A that needs a copy is copied alone, and rung 5 runs on it and B as stored.
+/// A B stored k x n in rows of whole 16-byte units (`b_kn`) is not copied where a wgmma rung reads it
+/// as it is (BF16 and FP16 on sm_90a; b_kn_mode as_stored): with A ready gemm_tc_select then picks
+/// rung 6 (rung 5 where m <= 128); an A that needs a copy is copied alone, and that rung runs on it
+/// and B as stored.
 struct repack_plan {
   bool a = false, b = false;
   gemm_tc_rung rung = gemm_tc_rung::automatic;
@@ -70,9 +60,8 @@ struct repack_plan {
 inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast, gemm_tc_target const& t, bool b_kn = false) {
   repack_plan r;
   if (a_fast && b_fast) return r;
-  b_kn_mode const mode = gemm_tc_b_kn_mode();
   bool const e4m3 = s.input == gemm_tc_input::e4m3;
-  if (b_kn && mode != b_kn_mode::copy && (mode == b_kn_mode::as_stored || b_kn_read_pays(s.m, s.n, t.sm_count))) {
+  if (b_kn && gemm_tc_b_kn_mode() == b_kn_mode::as_stored) {
     gemm_tc_shape as_stored = s;
     as_stored.op_a = gemm_op::n;
     as_stored.op_b = gemm_op::n;
