@@ -686,10 +686,11 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   s.result().params["lda"] = lda;
   s.result().params["ldb"] = ldb;
   gemm_tc_rung const rung = variant == "wmma" ? gemm_tc_rung::wmma : gemm_tc_rung::automatic;
-  // `copied`: automatic with a B stored k x n copied into K-major rows for the canonical layout's
-  // rung, where automatic reads it as stored (rung 6's cooperative kernels, rung 5 where m <= 128).
+  // `copied`: automatic with an operand stored transposed (B k x n, A k x m) copied into K-major rows
+  // for the canonical layout's rung, where automatic reads it as stored (rung 6's cooperative
+  // kernels; rung 5 for a B where m <= 128).
   namespace tc = detail::gemm_tc;
-  tc::b_kn_scope const b_kn(variant == "copied" ? tc::b_kn_mode::copy : tc::b_kn_mode::as_stored);
+  tc::transposed_scope const mode(variant == "copied" ? tc::transposed_mode::copy : tc::transposed_mode::as_stored);
   gemm_tc_target const target = gemm_tc_current_target();
   gemm_tc_shape gs;
   gs.m = m;
@@ -703,8 +704,8 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
     s.skip(why);
   if (rung == gemm_tc_rung::wmma && 2.0 * m * n * k > 1.05 * 2.0 * 4096.0 * 4096.0 * 4096.0)
     s.skip("too slow at this size: the wmma baseline runs up to 4096^3");
-  if (variant == "copied" && ob != gemm_op::n)
-    s.skip("the same as automatic: only a B stored k x n (layouts nn, tn) has the choice");
+  if (variant == "copied" && (odd || layout == "nt"))
+    s.skip("the same as automatic: only an operand stored transposed in whole 16-byte rows (nn, tn, tt) has the choice");
   memlab::experiments::cublas_math_scope const math(CUBLAS_DEFAULT_MATH);
   std::size_t const a_elems = static_cast<std::size_t>(a_rows) * lda, b_elems = static_cast<std::size_t>(b_rows) * ldb;
   std::size_t const mn = static_cast<std::size_t>(m) * n;
@@ -712,16 +713,19 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
   // What automatic does with these operands (gemm_tc.cu): the copy's plan, and the rung it runs.
   auto const plan = detail::gemm_tc::plan_repack(gs, detail::gemm_tc::k_major_ready(oa == gemm_op::n, a.data(), lda, sizeof(In)),
                                                  detail::gemm_tc::k_major_ready(ob == gemm_op::t, b.data(), ldb, sizeof(In)), target,
-                                                 detail::gemm_tc::k_major_ready(ob == gemm_op::n, b.data(), ldb, sizeof(In)));
+                                                 detail::gemm_tc::k_major_ready(ob == gemm_op::n, b.data(), ldb, sizeof(In)),
+                                                 detail::gemm_tc::k_major_ready(oa == gemm_op::t, a.data(), lda, sizeof(In)));
   gemm_tc_rung const runs = rung == gemm_tc_rung::wmma ? rung
                             : plan.rung != gemm_tc_rung::automatic ? plan.rung
                                                                     : gemm_tc_select(gs, target);
   std::string what = gemm_tc_rung_name(runs);
   if (plan.rung != gemm_tc_rung::automatic && rung == gemm_tc_rung::automatic)
     what = std::string("copies ") + (plan.a && plan.b ? "A and B" : plan.a ? "A" : "B") + ", then " + what;
-  if (rung == gemm_tc_rung::automatic && ob == gemm_op::n && !plan.b && runs != gemm_tc_rung::wmma) {
+  bool const b_as_stored = ob == gemm_op::n && !plan.b, a_as_stored = oa == gemm_op::t && !plan.a;
+  if (rung == gemm_tc_rung::automatic && (b_as_stored || a_as_stored) && runs != gemm_tc_rung::wmma) {
     if (runs == gemm_tc_rung::cluster)  // the cooperative kernel that reads it
-      what += " (" + detail::gemm_tc::cluster_kernel_name(f16, m, n, k, true, detail::gemm_tc::row_alignment::line, true) + ")";
+      what += " (" + detail::gemm_tc::cluster_kernel_name(f16, m, n, k, true, detail::gemm_tc::row_alignment::line, b_as_stored,
+                                                          a_as_stored) + ")";
     else
       what += ", B read as stored (k x n)";
   }
@@ -785,9 +789,10 @@ memlab::bench::registrar const reg_layouts{[] {
   using namespace memlab::bench;
   e.describe_axis("variant", "",
                   "automatic: the library's choice (on sm_90a, BF16 and FP16, rung 6's cooperative kernels read a B stored "
-                  "k x n as it is, rung 5 where m <= 128; any other layout gets a K-major copy of the operand first where it "
-                  "pays; with A stored k x m too, A alone); copied: a B stored k x n (nn, tn) copied into K-major rows "
-                  "for the canonical layout's rung instead; wmma: the rung that reads every layout");
+                  "k x n and an A stored k x m as they are; where m <= 128 rung 5 reads B so and A is copied; any other "
+                  "layout gets a K-major copy of the operand first where it pays); copied: an operand stored transposed "
+                  "(nn, tn, tt) copied into K-major rows for the canonical layout's rung instead; wmma: the rung that "
+                  "reads every layout");
   e.describe_axis("layout", "",
                   "op(A) op(B), row-major: nt = A m x k, B stored n x k (canonical); nn = B stored k x n; tn, tt = A stored k x m; "
                   "nt_odd = canonical with rows k + 1 elements apart (not 16-byte multiples)");
@@ -801,10 +806,11 @@ memlab::bench::registrar const reg_layouts{[] {
   e.prose = {"The fast rungs read one layout: both operands K-major (A m x k, B stored n x k) in rows of whole 16-byte "
              "units. A user's B is often stored k x n (a plain row-major product), A may arrive transposed, and "
              "leading dimensions may be odd. The wmma rung reads all of them, at a few percent of the tensor cores. "
-             "On sm_90a rungs 5 and 6 read a B stored k x n as it is, BF16 and FP16: TMA boxes of 64 k-rows x 64 columns "
-             "and wgmma's MN-major B (rung 6 on its cooperative kernels, each CTA of a pair multicasting its half of B as "
-             "whole boxes); `automatic` takes that, and the `copied` rows show the alternative, a K-major copy for the "
-             "canonical layout's rung (which may be a pingpong kernel). Any other such operand `automatic` copies into "
+             "On sm_90a rung 6 reads a B stored k x n and an A stored k x m as they are, BF16 and FP16: TMA boxes of 64 "
+             "k-rows x 64 columns and wgmma's MN-major operands (on its cooperative kernels, each CTA of a pair "
+             "multicasting its half of B as whole boxes); rung 5 reads such a B too (m <= 128). `automatic` takes that, "
+             "and the `copied` rows show the alternative, a K-major copy for the canonical layout's rung (which may be "
+             "a pingpong kernel). Any other such operand `automatic` copies into "
              "K-major scratch first (a transpose through shared memory, or a row copy) where the product is larger than "
              "128³, then runs the canonical layout's rung. The row's extra.kernel says what it did and extra.copy_ms what "
              "the copy alone took.",

@@ -47,7 +47,7 @@ TEST(GemmTcSelect, ClusterRungRunsWhereThePersistentOneDoes) {
   auto const h = target(90, true, 90);
   EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
-  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::t, gemm_op::n), h));  // A stored k x m
+  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::t, gemm_op::n, gemm_tc_input::e4m3), h));  // FP8 A stored k x m
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(90, false, 90)));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(), target(80, false, 80)));
   auto small = h;
@@ -102,17 +102,18 @@ TEST(GemmTcSelect, OtherLayoutsAndMisalignmentFallBackToWmma) {
   auto const h = target(90, true, 90);
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n), target(80, false, 80)));
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::n, gemm_tc_input::bf16, false), h));
-  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::n), h));
-  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::t), h));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::n, gemm_tc_input::bf16, false), h));
+  EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::t, gemm_op::t), target(80, false, 80)));
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, shape(gemm_op::n, gemm_op::t, gemm_tc_input::bf16, false), h));
 }
 
 // A B stored k x n (op_b = n) in rows of whole 16-byte units: rungs 4-6 read it as stored
 // (wgmma's MN-major B; rung 6 on its cooperative kernels) in BF16 and FP16 on sm_90a, so
-// `automatic` runs rung 6 there (rung 5 where m <= 128); rung 3, FP8 and a transposed A still need
-// K-major operands.
-TEST(GemmTcSelect, BStoredKByNRunsOnTheWgmmaRungs) {
+// `automatic` runs rung 6 there (rung 5 where m <= 128). An A stored k x m (op_a = t) only rung 6
+// reads so: at m <= 128 `automatic` falls to wmma (plan_repack copies A first). Rung 3 and FP8
+// still need K-major operands.
+TEST(GemmTcSelect, TransposedOperandsRunOnTheWgmmaRungs) {
   auto const h = target(90, true, 90);
   auto const nn = [](gemm_tc_input in) { return shape(gemm_op::n, gemm_op::n, in); };
   EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(nn(gemm_tc_input::bf16), h));
@@ -126,8 +127,16 @@ TEST(GemmTcSelect, BStoredKByNRunsOnTheWgmmaRungs) {
     EXPECT_NE(std::string::npos, memlab::gemm_tc_unavailable(r, nn(gemm_tc_input::bf16), h).find("op_b = t"));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, nn(gemm_tc_input::e4m3), h));
   EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, nn(gemm_tc_input::e4m3), h));
-  EXPECT_NE("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::t, gemm_op::n), h));
   EXPECT_EQ(gemm_tc_rung::automatic, memlab::gemm_tc_select(nn(gemm_tc_input::e4m3), h));  // no wmma for FP8: copied instead
+  for (gemm_op ob : {gemm_op::n, gemm_op::t}) {
+    EXPECT_EQ("", memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, shape(gemm_op::t, ob), h));
+    EXPECT_EQ(gemm_tc_rung::cluster, memlab::gemm_tc_select(shape(gemm_op::t, ob), h));
+    auto tdecode = shape(gemm_op::t, ob);
+    tdecode.m = 128;
+    EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(tdecode, h));
+    for (gemm_tc_rung r : {gemm_tc_rung::warp_specialized, gemm_tc_rung::persistent, gemm_tc_rung::tma_wgmma})
+      EXPECT_NE("", memlab::gemm_tc_unavailable(r, shape(gemm_op::t, ob), h));
+  }
 }
 
 TEST(GemmTcSelect, TuringRunsFp16OnMmaSyncAndNothingInBf16) {
@@ -275,23 +284,23 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
 
 // Rung 6's TMA store takes C where beta = 0, C's base is 16-byte aligned and ldc x the element
 // size is a multiple of 16 (the launch and the ladder's kernel name ask the same function).
-// A B stored k x n runs the cooperative kernels, which alone read it as stored (their halves of B
+// A B stored k x n or an A stored k x m runs the cooperative kernels, which alone read them as stored (their halves of B
 // are whole 64-column boxes): the tile cluster_coop_tile gives, or the width forced; any other family
 // forced runs them too.
-TEST(GemmTcClusterPlan, BStoredKByNTakesTheCooperativeTile) {
+TEST(GemmTcClusterPlan, TransposedOperandsTakeTheCooperativeTile) {
   using memlab::detail::gemm_tc::cluster_family;
   using memlab::detail::gemm_tc::cluster_family_name;
-  using memlab::detail::gemm_tc::cluster_pick_b_kn;
+  using memlab::detail::gemm_tc::cluster_pick_mn;
   using memlab::detail::gemm_tc::cluster_tile;
-  EXPECT_EQ(cluster_pick_b_kn(4096, 4096, 66), cluster_tile::coop_128x256);
-  EXPECT_EQ(cluster_pick_b_kn(8192, 8192, 66), cluster_tile::coop_128x256);  // where the rule's cluster_pick takes pingpong at k = 1024
-  EXPECT_EQ(cluster_pick_b_kn(2304, 2304, 66), cluster_tile::coop_128x128);  // 81 pairs of 128 x 256 (2 waves), 162 of 128 x 128 (3)
-  EXPECT_EQ(cluster_pick_b_kn(2304, 2304, 66), memlab::detail::gemm_tc::cluster_coop_tile(2304, 2304, 66));
-  EXPECT_EQ(cluster_pick_b_kn(4096, 4096, 66, cluster_family::coop128x128), cluster_tile::coop_128x128);
-  EXPECT_EQ(cluster_pick_b_kn(2304, 2304, 66, cluster_family::coop128x256), cluster_tile::coop_128x256);
+  EXPECT_EQ(cluster_pick_mn(4096, 4096, 66), cluster_tile::coop_128x256);
+  EXPECT_EQ(cluster_pick_mn(8192, 8192, 66), cluster_tile::coop_128x256);  // where the rule's cluster_pick takes pingpong at k = 1024
+  EXPECT_EQ(cluster_pick_mn(2304, 2304, 66), cluster_tile::coop_128x128);  // 81 pairs of 128 x 256 (2 waves), 162 of 128 x 128 (3)
+  EXPECT_EQ(cluster_pick_mn(2304, 2304, 66), memlab::detail::gemm_tc::cluster_coop_tile(2304, 2304, 66));
+  EXPECT_EQ(cluster_pick_mn(4096, 4096, 66, cluster_family::coop128x128), cluster_tile::coop_128x128);
+  EXPECT_EQ(cluster_pick_mn(2304, 2304, 66, cluster_family::coop128x256), cluster_tile::coop_128x256);
   for (cluster_family f : {cluster_family::pingpong192, cluster_family::pingpong160s, cluster_family::cooperative256,
                            cluster_family::cooperative})
-    EXPECT_EQ(cluster_pick_b_kn(4096, 4096, 66, f), cluster_tile::coop_128x256) << cluster_family_name(f);
+    EXPECT_EQ(cluster_pick_mn(4096, 4096, 66, f), cluster_tile::coop_128x256) << cluster_family_name(f);
 }
 
 TEST(GemmTcClusterPlan, TmaStoreNeedsAlignedCAndNoBeta) {
@@ -501,9 +510,10 @@ TEST(GemmTcRepack, OtherLayoutsRunOnTheCanonicalRungAfterACopy) {
 
 // B stored k x n in rows of whole 16-byte units (b_kn): read as stored (BF16, FP16 on sm_90a) by
 // rung 6's cooperative kernels, or rung 5 where m <= 128, at every size; copied for FP8 and on an
-// A100 (for rung 2). Where A needs a copy too, A alone is copied and B read as stored. `copy` mode
-// copies B instead.
-TEST(GemmTcRepack, BStoredKByNIsReadAsStored) {
+// A100 (for rung 2). Where A needs a copy too, A alone is copied and B read as stored. An A stored
+// k x m in such rows (a_km) is read as stored by rung 6 (m > 128), else copied. `copy` mode copies
+// them instead.
+TEST(GemmTcRepack, TransposedOperandsAreReadAsStored) {
   namespace tc = memlab::detail::gemm_tc;
   auto const h = target(90, true, 90);
   auto const nn = [](std::int64_t m, std::int64_t n, std::int64_t k) { return sized(m, n, k, gemm_op::n, gemm_op::n); };
@@ -523,18 +533,29 @@ TEST(GemmTcRepack, BStoredKByNIsReadAsStored) {
     EXPECT_FALSE(a_only.b);
     EXPECT_EQ(rung, a_only.rung);
   }
+  // A stored k x m in whole 16-byte rows (a_km): read as stored by rung 6, with B either way.
+  for (gemm_op ob : {gemm_op::t, gemm_op::n}) {
+    auto const plan = plan_repack(sized(4096, 4096, 4096, gemm_op::t, ob), false, ob == gemm_op::t, h, ob == gemm_op::n, true);
+    EXPECT_EQ(gemm_tc_rung::automatic, plan.rung);
+    EXPECT_FALSE(plan.a || plan.b);
+    // m <= 128: rung 5 reads no transposed A, so A is copied (alone) for it.
+    auto const decode = plan_repack(sized(128, 4096, 4096, gemm_op::t, ob), false, ob == gemm_op::t, h, ob == gemm_op::n, true);
+    EXPECT_TRUE(decode.a);
+    EXPECT_FALSE(decode.b);
+    EXPECT_EQ(gemm_tc_rung::persistent, decode.rung);
+  }
   // Below the copy's size threshold A is not copied at all: wmma reads both (as before).
   EXPECT_EQ(gemm_tc_rung::automatic, plan_repack(sized(16, 16, 16, gemm_op::t, gemm_op::n), false, false, h, true).rung);
   EXPECT_EQ(gemm_tc_rung::wmma, memlab::gemm_tc_select(sized(16, 16, 16, gemm_op::t, gemm_op::n), h));
   EXPECT_EQ(gemm_tc_rung::mma_sync, plan_repack(nn(128, 4096, 4096), true, false, target(80, false, 80), true).rung);
   {
-    tc::b_kn_scope const forced(tc::b_kn_mode::copy);
+    tc::transposed_scope const forced(tc::transposed_mode::copy);
     EXPECT_FALSE(as_stored(nn(128, 4096, 4096)));
     EXPECT_EQ(gemm_tc_rung::cluster, plan_repack(nn(4096, 4096, 4096), true, false, h, true).rung);
-    auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true);
+    auto const both = plan_repack(sized(4096, 4096, 4096, gemm_op::t, gemm_op::n), false, false, h, true, true);
     EXPECT_TRUE(both.a && both.b);
   }
-  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::as_stored);
+  EXPECT_EQ(tc::gemm_tc_transposed_mode(), tc::transposed_mode::as_stored);
 }
 
 TEST(GemmTcRepack, NoCopyWhereItDoesNotPay) {

@@ -735,23 +735,25 @@ TEST(GemmTc, ReadsBStoredKByN) {
   s.input = memlab::gemm_tc_input::e4m3;
   EXPECT_NE(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "FP8: wgmma takes no MN-major B";
   s.input = memlab::gemm_tc_input::bf16;
-  for (tc::b_kn_mode mode : {tc::b_kn_mode::as_stored, tc::b_kn_mode::copy}) {
-    tc::b_kn_scope const forced(mode);
-    EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung == gemm_tc_rung::automatic, mode == tc::b_kn_mode::as_stored);
+  for (tc::transposed_mode mode : {tc::transposed_mode::as_stored, tc::transposed_mode::copy}) {
+    tc::transposed_scope const forced(mode);
+    EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung == gemm_tc_rung::automatic, mode == tc::transposed_mode::as_stored);
     check_case<__nv_bfloat16, __nv_bfloat16>(stored_kn({300, 400, 520, gemm_op::n, gemm_op::t, 0, 0, 3, 0, 0, 1.5f, -0.5f}),
                                              gemm_tc_rung::automatic, skipped);
     check_case<__half, float>(stored_kn({128, 4096, 1024}), gemm_tc_rung::automatic, skipped);  // a decode batch
   }
-  EXPECT_EQ(tc::gemm_tc_b_kn_mode(), tc::b_kn_mode::as_stored);
-  // A stored k x m as well (tn): A is copied alone, and rung 6 reads B as stored.
+  EXPECT_EQ(tc::gemm_tc_transposed_mode(), tc::transposed_mode::as_stored);
+  // A stored k x m as well (tn): where A's rows are not whole 16-byte units (lda = 302), A is
+  // copied alone and rung 6 reads B as stored; at m <= 128 (rung 5, which reads no transposed A)
+  // likewise, on rung 5. (A in whole 16-byte rows is read as stored too: ReadsAStoredKByM.)
   {
     memlab::gemm_tc_shape tn = s;
     tn.op_a = gemm_op::t;
-    auto const plan = tc::plan_repack(tn, false, false, target, true);
+    auto const plan = tc::plan_repack(tn, false, false, target, true, false);
     EXPECT_TRUE(plan.a);
     EXPECT_FALSE(plan.b) << "B stored k x n is read as stored";
     EXPECT_EQ(plan.rung, gemm_tc_rung::cluster);
-    check_case<__nv_bfloat16, __nv_bfloat16>({300, 400, 520, gemm_op::t, gemm_op::n, 4, 0, 3, 0, 0, 1.5f, -0.5f},
+    check_case<__nv_bfloat16, __nv_bfloat16>({300, 400, 520, gemm_op::t, gemm_op::n, 2, 0, 3, 0, 0, 1.5f, -0.5f},
                                              gemm_tc_rung::automatic, skipped);
     check_case<__half, float>({128, 4096, 1024, gemm_op::t, gemm_op::n}, gemm_tc_rung::automatic, skipped);
   }
@@ -763,6 +765,77 @@ TEST(GemmTc, ReadsBStoredKByN) {
   EXPECT_TRUE(memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, s, target).empty());
   s.op_a = gemm_op::t;
   EXPECT_FALSE(memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, s, target).empty()) << "A must still be K-major";
+}
+
+// Rung 6's cooperative kernels read an A stored k x m (op_a = t, BF16 and FP16) as it is: TMA boxes of
+// 64 k-rows x 64 rows of A, wgmma's MN-major A; with B stored n x k (tt) and k x n (tn). The
+// battery's small cases and rung 6's edges with A so stored (rows padded to 16 bytes), at each
+// tile width forced; many pairs under the rule. Then `automatic`: A read as stored where rung 6
+// runs (m > 128), copied for rung 5 at m <= 128, copied in `copy` mode; every case verified.
+TEST(GemmTc, ReadsAStoredKByM) {
+  MEMLAB_REQUIRE_GPU();
+  namespace tc = memlab::detail::gemm_tc;
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::cluster, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  auto const stored_km = [](case_t c, gemm_op ob) {
+    c.oa = gemm_op::t;
+    c.ob = ob;
+    c.lda_pad += (per16<__half> - (c.m + c.lda_pad) % per16<__half>) % per16<__half>;  // A's rows are m long
+    std::int64_t const b_row = ob == gemm_op::n ? c.n : c.k;
+    c.ldb_pad += (per16<__half> - (b_row + c.ldb_pad) % per16<__half>) % per16<__half>;
+    return c;
+  };
+  std::vector<case_t> base;
+  for (case_t const& c : canonical_cases())
+    if (c.m * c.n * c.k < 20000000) base.push_back(c);
+  for (case_t const& c : cluster_edge_cases()) base.push_back(c);
+  std::string skipped;
+  for (cluster_family f : {cluster_family::coop128x256, cluster_family::coop128x128}) {
+    family_scope const scope(f);
+    SCOPED_TRACE(tc::cluster_family_name(f));
+    for (case_t const& c : base) {
+      check_case<__nv_bfloat16, __nv_bfloat16>(stored_km(c, gemm_op::t), gemm_tc_rung::cluster, skipped);
+      check_case<__half, float>(stored_km(c, gemm_op::n), gemm_tc_rung::cluster, skipped);
+    }
+    ASSERT_TRUE(skipped.empty()) << skipped;
+  }
+  if (!memlab::test::small_sizes()) {  // 17 x 9 pairs of 128 x 256, odd tile rows, the last tile's rows past m
+    check_case<__half, __half>(stored_km({4200, 2152, 72}, gemm_op::t), gemm_tc_rung::cluster, skipped);
+    check_case<__nv_bfloat16, float>(stored_km({4200, 2152, 72, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 0.75f}, gemm_op::n),
+                                     gemm_tc_rung::cluster, skipped);
+  }
+  // automatic, both modes: in place on rung 6 (m > 128), or the copy; at m = 128 A is copied for rung 5.
+  memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
+  memlab::gemm_tc_shape tt;
+  tt.m = 300;
+  tt.n = 400;
+  tt.k = 520;
+  tt.op_a = gemm_op::t;
+  tt.input = memlab::gemm_tc_input::f16;
+  tt.aligned = true;
+  EXPECT_EQ(memlab::gemm_tc_select(tt, target), gemm_tc_rung::cluster);
+  for (tc::transposed_mode mode : {tc::transposed_mode::as_stored, tc::transposed_mode::copy}) {
+    tc::transposed_scope const forced(mode);
+    bool const in_place = mode == tc::transposed_mode::as_stored;
+    EXPECT_EQ(tc::plan_repack(tt, false, true, target, false, true).rung == gemm_tc_rung::automatic, in_place);
+    memlab::gemm_tc_shape tn = tt;
+    tn.op_b = gemm_op::n;
+    EXPECT_EQ(tc::plan_repack(tn, false, false, target, true, true).rung == gemm_tc_rung::automatic, in_place);
+    for (gemm_op ob : {gemm_op::t, gemm_op::n}) {
+      check_case<__nv_bfloat16, __nv_bfloat16>(stored_km({300, 400, 520, gemm_op::n, gemm_op::t, 0, 0, 3, 0, 0, 1.5f, -0.5f}, ob),
+                                               gemm_tc_rung::automatic, skipped);
+      check_case<__half, float>(stored_km({128, 4096, 1024}, ob), gemm_tc_rung::automatic, skipped);  // a decode batch: rung 5
+    }
+  }
+  tt.m = 128;
+  auto const decode = tc::plan_repack(tt, false, true, target, false, true);
+  EXPECT_TRUE(decode.a) << "rung 5 reads no transposed A: copied";
+  EXPECT_EQ(decode.rung, gemm_tc_rung::persistent);
+  EXPECT_TRUE(skipped.empty()) << skipped;
+  // FP8 and the other rungs refuse it, naming the layout.
+  tt.m = 300;
+  EXPECT_FALSE(memlab::gemm_tc_unavailable(gemm_tc_rung::persistent, tt, target).empty());
+  tt.input = memlab::gemm_tc_input::e4m3;
+  EXPECT_FALSE(memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, tt, target).empty());
 }
 
 TEST(GemmTc, KZeroScalesC) {

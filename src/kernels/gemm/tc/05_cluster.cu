@@ -450,12 +450,15 @@ __device__ __forceinline__ void init_slots(std::uint64_t (&full)[Stages], std::u
 /// 64 columns, 8 KB). A CTA's half of B is then BN / 128 such boxes, box j of the slot at sb + j x
 /// 8 KB, which puts each half at the K-major half's offset with the same bytes: the layout rung 5's
 /// Bkn kernels read (smem_desc_mn), the pipeline and the barriers' byte counts unchanged.
-template <class Cfg, bool Split = false, bool Bkn = false, pair_share Share, int BM, int BN, int KB>
+/// Akm (likewise): A is stored k x m, loaded as BM / 64 boxes of 64 k-rows x 64 rows of A, box j at
+/// sa + j x 8 KB: where the K-major tile's rows 64 j .. 64 j + 63 start.
+template <class Cfg, bool Split = false, bool Bkn = false, bool Akm = false, pair_share Share, int BM, int BN, int KB>
 __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, problem const& p, cl_maps const& maps,
                                         std::uint32_t base, std::uint64_t* full, std::uint64_t* empty, int dp = 0) {
   static_assert(Share == pair_share::a || Cfg::b_half_bytes % 1024 == 0, "B halves are whole swizzle atoms");
   static_assert(!Bkn || (Share == pair_share::b && BN % 128 == 0), "B stored k x n: halves of whole 64-column boxes");
-  constexpr int box_bytes = 64 * row_bytes, half_boxes = BN / 128;  // Bkn: 64 k-rows x 64 columns a box
+  static_assert(!Akm || Share == pair_share::b, "A stored k x m: each CTA loads its own A");
+  constexpr int box_bytes = 64 * row_bytes, half_boxes = BN / 128;  // Bkn, Akm: 64 k-rows x 64 columns a box
   int s = 0;
   unsigned phase = 0;
   int const rank = static_cast<int>(g.rank);
@@ -482,7 +485,14 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, pro
         }
         if (live) tma_load_2d(sb, &maps.b, &full[s], kb * g.k_block, tn * BN);
       } else {
-        if (live) tma_load_2d(sa, &maps.a, &full[s], kb * g.k_block, tm * BM);
+        if (live) {
+          if constexpr (Akm) {
+#pragma unroll
+            for (int j = 0; j < BM / 64; ++j) tma_load_2d(sa + j * box_bytes, &maps.a, &full[s], tm * BM + j * 64, kb * g.k_block);
+          } else {
+            tma_load_2d(sa, &maps.a, &full[s], kb * g.k_block, tm * BM);
+          }
+        }
         if (rank == 0 || both) {
           if constexpr (Bkn) {
 #pragma unroll
@@ -622,15 +632,16 @@ __device__ __forceinline__ void store_packed_box(std::uint32_t const (&pk)[BN / 
 #endif
 
 /// Split: the stream-K instance (sk.dp of the cluster tiles whole, the rest split); else every tile
-/// whole and `sk` unused. Bkn: B stored k x n, read as it is (produce's Bkn; wgmma's MN-major B),
-/// every tile whole.
-template <class In, int BM, int BN, pair_share Share, bool Split, bool Bkn = false>
+/// whole and `sk` unused. Bkn, Akm: B stored k x n, A stored k x m, read as they are (produce's Bkn,
+/// Akm; wgmma's MN-major operands), every tile whole.
+template <class In, int BM, int BN, pair_share Share, bool Split, bool Bkn = false, bool Akm = false>
 __global__ void __launch_bounds__(threads, 1)
     cluster_kernel(const __grid_constant__ cl_maps maps, problem p, int tma_store, sk_args sk) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cfg = cl_config<BM, BN>;
   static_assert(!Split || (BM == 128 && Share == pair_share::b), "stream-K: one m64 block a warpgroup, pairs along M");
-  static_assert(!Bkn || (sizeof(In) == 2 && !Split), "wgmma reads an MN-major B in BF16 and FP16 only; whole tiles");
+  static_assert(!(Bkn || Akm) || (sizeof(In) == 2 && !Split && BM == 128),
+                "wgmma reads MN-major operands in BF16 and FP16 only; whole 128-row tiles");
   constexpr int stages = cfg::stages;
   constexpr int mw = BM / 128;  // m64 blocks a consumer warpgroup computes: its BM / 2 rows of the tile
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -643,7 +654,7 @@ __global__ void __launch_bounds__(threads, 1)
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
-    if (t == 0) produce<cfg, Split, Bkn>(g, p, maps, base, full, empty, sk.dp);
+    if (t == 0) produce<cfg, Split, Bkn, Akm>(g, p, maps, base, full, empty, sk.dp);
   } else {
     setmaxnreg_inc<232>();
     int const c = wg - 1;  // rows c * BM / 2 .. (c + 1) * BM / 2 - 1 of each tile
@@ -710,10 +721,14 @@ __global__ void __launch_bounds__(threads, 1)
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < slices; ++kk) {
-            // K-major B: the slice's 32 bytes of each row; MN-major B: its 16 k-rows, 2 KB.
+            // K-major: the slice's 32 bytes of each row; MN-major: its 16 k-rows, 2 KB (A: the
+            // warpgroup's box of 64 rows, at sa).
             std::uint64_t const db = Bkn ? smem_desc_mn(sb + kk * 16 * row_bytes) : smem_desc(sb + kk * 32);
 #pragma unroll
-            for (int i = 0; i < mw; ++i) wgmma_slice<In, BN, Bkn ? 1 : 0>(acc[i], smem_desc(sa + i * 64 * 128 + kk * 32), db);
+            for (int i = 0; i < mw; ++i) {
+              std::uint64_t const da = Akm ? smem_desc_mn(sa + kk * 16 * row_bytes) : smem_desc(sa + i * 64 * 128 + kk * 32);
+              wgmma_slice<In, BN, Bkn ? 1 : 0, Akm ? 1 : 0>(acc[i], da, db);
+            }
           }
           wgmma_commit();
           wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
@@ -929,33 +944,37 @@ __global__ void __launch_bounds__(threads, 1)
 /// One of rung 6's kernels and what its launch needs: the kernel, its tile (BM x BN) and its
 /// configuration (dynamic shared memory, C box row bytes).
 /// `Swap`: the kernel runs on the swapped problem (pingpong only; pingpong_kernel).
-/// `Bkn`: B stored k x n, read as it is (the cooperative kernels sharing B, 16-bit inputs).
-template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b, bool Swap = false, bool Bkn = false>
+/// `Bkn`, `Akm`: B stored k x n, A stored k x m, read as they are (the cooperative kernels sharing
+/// B, 16-bit inputs).
+template <class In, int BM, int BN, bool Pingpong, pair_share Share = pair_share::b, bool Swap = false, bool Bkn = false,
+          bool Akm = false>
 struct rung6 {
   using in = In;
   static constexpr int bm = BM, bn = BN;
   static constexpr pair_share share = Share;
-  static constexpr bool swap = Swap, pingpong = Pingpong, b_kn = Bkn;
+  static constexpr bool swap = Swap, pingpong = Pingpong, b_kn = Bkn, a_km = Akm;
   /// Whether the kernel can split its partial wave's tiles (stream-K: the cooperative kernel at 128
-  /// rows, 16-bit inputs, B K-major; FP8's split has not run on a GPU, so FP8 keeps its tiles whole,
-  /// and nor has a split reading B stored k x n).
-  static constexpr bool stream_k() { return !Pingpong && BM == 128 && Share == pair_share::b && sizeof(In) == 2 && !Bkn; }
+  /// rows, 16-bit inputs, both operands K-major; FP8's split has not run on a GPU, so FP8 keeps its
+  /// tiles whole, and nor has a split reading an operand stored transposed).
+  static constexpr bool stream_k() { return !Pingpong && BM == 128 && Share == pair_share::b && sizeof(In) == 2 && !Bkn && !Akm; }
   using cfg = std::conditional_t<Pingpong, pp_config<BN>, cl_config<BM, BN>>;
   static_assert(!Pingpong || BM == 128, "pingpong tiles are 128 rows, one a consumer warpgroup");
   static_assert(Pingpong || !Swap, "only the pingpong kernels run swapped");
-  static_assert(!Bkn || (!Pingpong && Share == pair_share::b), "B stored k x n: the cooperative kernels sharing B");
+  static_assert(!(Bkn || Akm) || (!Pingpong && Share == pair_share::b && BM == 128),
+                "operands stored transposed: the cooperative 128-row kernels sharing B");
   static auto kernel() {
     if constexpr (Pingpong) return pingpong_kernel<In, BN, Swap>;
-    else return cluster_kernel<In, BM, BN, Share, false, Bkn>;
+    else return cluster_kernel<In, BM, BN, Share, false, Bkn, Akm>;
   }
   /// The stream-K instance (stream_k kernels only): the same shared memory and threads.
-  static auto split_kernel() { return cluster_kernel<In, BM, BN, Share, stream_k(), Bkn>; }
+  static auto split_kernel() { return cluster_kernel<In, BM, BN, Share, stream_k(), Bkn, Akm>; }
 };
 template <class In, int BM, int BN, pair_share Share = pair_share::b>
 using cooperative = rung6<In, BM, BN, false, Share>;
-/// The cooperative kernels reading a B stored k x n as it is (128 x 256 and 128 x 128, BF16, FP16).
-template <class In, int BN>
-using cooperative_kn = rung6<In, 128, BN, false, pair_share::b, false, true>;
+/// The cooperative kernels reading B stored k x n (Bkn) and/or A stored k x m (Akm) as they are
+/// (128 x 256 and 128 x 128, BF16, FP16).
+template <class In, int BN, bool Bkn, bool Akm>
+using cooperative_mn = rung6<In, 128, BN, false, pair_share::b, false, Bkn, Akm>;
 template <class In, int BN, bool Swap = false>
 using pingpong = rung6<In, 128, BN, true, pair_share::b, Swap>;
 
@@ -1033,7 +1052,10 @@ void launch(problem const& call, cudaStream_t st, bool tma_store) {
   cl_maps maps;
   std::memset(&maps, 0, sizeof maps);
   bool const share_a = K::share == pair_share::a;  // each CTA of a pair loads half of the shared operand
-  make_tensor_map(&maps.a, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
+  if constexpr (K::a_km)  // k rows of m: boxes of 64 k-rows x 64 rows of A (produce's Akm)
+    make_tensor_map(&maps.a, p.a, operand_traits<In>::type, p.k, p.m, p.a_sk, operand_traits<In>::k_block);
+  else
+    make_tensor_map(&maps.a, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, share_a ? BM / 2 : BM);
   if constexpr (K::b_kn)  // k rows of n: boxes of 64 k-rows x 64 columns (128 bytes; produce's Bkn)
     make_tensor_map(&maps.b, p.b, operand_traits<In>::type, p.k, p.n, p.b_sk, operand_traits<In>::k_block);
   else
@@ -1092,11 +1114,11 @@ namespace {
 std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 std::atomic<int> forced_stream_k{static_cast<int>(cluster_stream_k_mode::automatic)};
 
-/// Rung 6's kernel for the problem (cluster_pick); for a B stored k x n (`b_kn`), the cooperative
-/// tile cluster_pick_b_kn gives.
+/// Rung 6's kernel for the problem (cluster_pick); for an operand stored transposed (`mn`: B k x n or
+/// A k x m), the cooperative tile cluster_pick_mn gives.
 template <class In>
-cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows, bool b_kn) {
-  if (b_kn) return cluster_pick_b_kn(m, n, max_active_clusters<cooperative<In, 128, 256>>(), current_cluster_family());
+cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows, bool mn) {
+  if (mn) return cluster_pick_mn(m, n, max_active_clusters<cooperative<In, 128, 256>>(), current_cluster_family());
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>(),
                              max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>()};
@@ -1112,10 +1134,13 @@ cluster_family current_cluster_family() { return static_cast<cluster_family>(for
 namespace {
 /// The kernel's name, and where it splits its last waves (stream-K), how many of its cluster tiles.
 template <class In>
-std::string kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows, bool b_kn) {
-  cluster_tile const t = pick<In>(m, n, k, c_tma_store, rows, b_kn);
+std::string kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows, bool b_kn,
+                        bool a_km) {
+  cluster_tile const t = pick<In>(m, n, k, c_tma_store, rows, b_kn || a_km);
   std::string name = cluster_tile_name(t);
-  if (b_kn) return name + ", B read as stored (k x n)";  // whole tiles (no stream-K)
+  if (a_km && b_kn) return name + ", A and B read as stored (k x m, k x n)";  // whole tiles (no stream-K)
+  if (a_km) return name + ", A read as stored (k x m)";
+  if (b_kn) return name + ", B read as stored (k x n)";
   auto const split = [&](auto kernel) {
     using K = decltype(kernel);
     std::int64_t const ctiles = cluster_pairs(m, n, K::bm, K::bn, false);
@@ -1129,22 +1154,32 @@ std::string kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, bool c_t
 }  // namespace
 
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
-                                row_alignment rows, bool b_kn) {
-  return f16 ? kernel_name<__half>(m, n, k, c_tma_store, rows, b_kn) : kernel_name<__nv_bfloat16>(m, n, k, c_tma_store, rows, b_kn);
+                                row_alignment rows, bool b_kn, bool a_km) {
+  return f16 ? kernel_name<__half>(m, n, k, c_tma_store, rows, b_kn, a_km)
+             : kernel_name<__nv_bfloat16>(m, n, k, c_tma_store, rows, b_kn, a_km);
 }
+
+namespace {
+/// The cooperative kernel reading what the problem stores transposed (a_stored_km, b_stored_kn)
+/// as it is, at the tile cluster_pick_mn gives.
+template <class In, bool Bkn, bool Akm>
+void launch_mn(problem const& p, cudaStream_t st, bool tma_store) {
+  if (pick<In>(p.m, p.n, p.k, tma_store, row_alignment::line, true) == cluster_tile::coop_128x256)
+    launch<cooperative_mn<In, 256, Bkn, Akm>>(p, st, tma_store);
+  else
+    launch<cooperative_mn<In, 128, Bkn, Akm>>(p, st, tma_store);
+}
+}  // namespace
 
 template <class In>
 void launch_cluster(problem const& p, cudaStream_t st) {
   bool const tma_store = c_takes_tma_store(p);
   auto const row_bytes = [](std::int64_t ld) { return ld * static_cast<std::int64_t>(sizeof(In)); };
-  if constexpr (sizeof(In) == 2) {
-    if (b_stored_kn(p)) {  // gemm_tc_unavailable lets rung 6 take it for BF16 and FP16 only
-      if (pick<In>(p.m, p.n, p.k, tma_store, row_alignment::line, true) == cluster_tile::coop_128x256)
-        launch<cooperative_kn<In, 256>>(p, st, tma_store);
-      else
-        launch<cooperative_kn<In, 128>>(p, st, tma_store);
-      return;
-    }
+  if constexpr (sizeof(In) == 2) {  // gemm_tc_unavailable lets rung 6 take these for BF16 and FP16 only
+    bool const bkn = b_stored_kn(p), akm = a_stored_km(p);
+    if (bkn && akm) return launch_mn<In, true, true>(p, st, tma_store);
+    if (bkn) return launch_mn<In, true, false>(p, st, tma_store);
+    if (akm) return launch_mn<In, false, true>(p, st, tma_store);
   }
   row_alignment const rows =
       cluster_row_alignment(p.a, row_bytes(p.a_si), p.b, row_bytes(p.b_sj), static_cast<int>(sizeof(In)));

@@ -229,12 +229,13 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   return best;
 }
 
-/// Rung 6's kernel for a B stored k x n (BF16, FP16), which only the cooperative kernels sharing B
-/// read as it is (their halves of B are whole boxes of 64 columns; docs/tc-gemm.md, "Session 30"):
-/// 128 x 256 or 128 x 128 as cluster_coop_tile gives them, or as forced (`allowed`: coop128x256,
-/// coop128x128). Any other family forced runs the cooperative kernel too.
-inline cluster_tile cluster_pick_b_kn(std::int64_t m, std::int64_t n, int coop_clusters,
-                                      cluster_family allowed = cluster_family::automatic) {
+/// Rung 6's kernel for a B stored k x n or an A stored k x m (BF16, FP16), which only the cooperative
+/// 128-row kernels sharing B read as they are (their halves of B are whole boxes of 64 columns, their
+/// A tiles two of 64 rows; docs/tc-gemm.md, "Session 30"): 128 x 256 or 128 x 128 as
+/// cluster_coop_tile gives them, or as forced (`allowed`: coop128x256, coop128x128). Any other
+/// family forced runs the cooperative kernel too.
+inline cluster_tile cluster_pick_mn(std::int64_t m, std::int64_t n, int coop_clusters,
+                                    cluster_family allowed = cluster_family::automatic) {
   if (allowed == cluster_family::coop128x256) return cluster_tile::coop_128x256;
   if (allowed == cluster_family::coop128x128) return cluster_tile::coop_128x128;
   return cluster_coop_tile(m, n, coop_clusters);
@@ -302,8 +303,8 @@ using cluster_family_scope = forced_scope<cluster_family, set_cluster_family, cl
 
 /// The kernel rung 6 runs for this problem on the current device (for the ladder's rows);
 /// `c_tma_store`: cluster_c_tma_store of the call's C; `rows`: cluster_row_alignment of its A and B;
-/// `b_kn`: B stored k x n, read as it is (cluster_pick_b_kn).
+/// `b_kn`, `a_km`: B stored k x n, A stored k x m, read as they are (cluster_pick_mn).
 std::string cluster_kernel_name(bool f16, std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store,
-                                row_alignment rows, bool b_kn = false);
+                                row_alignment rows, bool b_kn = false, bool a_km = false);
 
 }  // namespace memlab::detail::gemm_tc

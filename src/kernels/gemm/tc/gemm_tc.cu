@@ -157,11 +157,11 @@ void make_store_map(void* tmap, void* base, bool f32, bool f16, std::int64_t row
 }
 
 namespace {
-std::atomic<b_kn_mode> b_kn_choice{b_kn_mode::as_stored};
+std::atomic<transposed_mode> transposed_choice{transposed_mode::as_stored};
 }  // namespace
 
-void set_gemm_tc_b_kn_mode(b_kn_mode mode) { b_kn_choice.store(mode); }
-b_kn_mode gemm_tc_b_kn_mode() { return b_kn_choice.load(); }
+void set_gemm_tc_transposed_mode(transposed_mode mode) { transposed_choice.store(mode); }
+transposed_mode gemm_tc_transposed_mode() { return transposed_choice.load(); }
 
 }  // namespace detail::gemm_tc
 
@@ -244,8 +244,9 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
   bool const a_fast = k_major_ready(op_a == gemm_op::n, a, lda, sizeof(In));
   bool const b_fast = k_major_ready(op_b == gemm_op::t, b, ldb, sizeof(In));
   bool const b_kn = k_major_ready(op_b == gemm_op::n, b, ldb, sizeof(In));  // stored k x n, rows of 16-byte units
+  bool const a_km = k_major_ready(op_a == gemm_op::t, a, lda, sizeof(In));  // stored k x m, likewise
   if (rung == gemm_tc_rung::automatic && uses_ab) {
-    if (repack_plan const plan = plan_repack(s, a_fast, b_fast, target, b_kn); plan.rung != gemm_tc_rung::automatic) {
+    if (repack_plan const plan = plan_repack(s, a_fast, b_fast, target, b_kn, a_km); plan.rung != gemm_tc_rung::automatic) {
       std::int64_t const ldp = (k + ld_multiple - 1) / ld_multiple * ld_multiple;
       auto bytes = [&](std::int64_t rows) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(ldp) * sizeof(In); };
       if (plan.a) packed_a.emplace(bytes(m), stream, scratch_pool(), std::nothrow);
@@ -263,7 +264,7 @@ void run(char const* fn, gemm_op op_a, gemm_op op_b, std::int64_t m, std::int64_
           p.b_sj = ldp;
           p.b_sk = 1;
         }
-        s.op_a = gemm_op::n;
+        s.op_a = gemm_op::n;  // a plan copies A wherever A is not canonical (plan_repack)
         if (plan.b) s.op_b = gemm_op::t;  // else B is canonical, or stored k x n and read as it is (b_kn)
         s.aligned = true;
         chosen = plan.rung;
@@ -352,13 +353,17 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
         !why.empty())
       return why;
   }
-  // Rungs 4-6 also read a B stored k x n as it is (wgmma's MN-major B, BF16 and FP16 only; rung 6
-  // on its cooperative kernels).
+  // Rungs 4-6 also read a B stored k x n as it is, and rung 6 an A stored k x m (wgmma's MN-major
+  // operands, BF16 and FP16 only; rung 6 on its cooperative kernels).
   bool const reads_b_kn = (rung == gemm_tc_rung::warp_specialized || rung == gemm_tc_rung::persistent ||
                            rung == gemm_tc_rung::cluster) && !e4m3;
-  if (s.op_a != gemm_op::n || (s.op_b != gemm_op::t && !reads_b_kn))
+  bool const reads_a_km = rung == gemm_tc_rung::cluster && !e4m3;
+  if ((s.op_a != gemm_op::n && !reads_a_km) || (s.op_b != gemm_op::t && !reads_b_kn))
     return name + " needs op_a = n, op_b = t (both operands K-major)" +
-           (reads_b_kn ? std::string(" or op_b = n (B stored k x n)") : std::string()) + "; got " + op_text(s.op_a, s.op_b);
+           (reads_a_km   ? std::string(", or either stored transposed (A k x m, B k x n)")
+            : reads_b_kn ? std::string(" or op_b = n (B stored k x n)")
+                         : std::string()) +
+           "; got " + op_text(s.op_a, s.op_b);
   if (!s.aligned)
     return name + " needs 16-byte aligned A and B with lda and ldb multiples of " + (e4m3 ? "16" : "8");
   std::size_t smem = smem_mma_sync();

@@ -32,47 +32,57 @@ inline bool k_major_ready(bool k_major, void const* p, std::int64_t ld, std::siz
   return k_major && reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * static_cast<std::int64_t>(elem_bytes)) % 16 == 0;
 }
 
-/// What `automatic` does with a B stored k x n in rows of whole 16-byte units (BF16, FP16, where a
-/// wgmma rung runs): `as_stored` (the default) reads it as it is, on rung 6's cooperative kernels
-/// (rung 5 where m <= 128); `copy` copies it into K-major rows for the rung the canonical layout
-/// gets (gemm.tc_layouts' `copied` rows, tests). As stored measured faster than the copy at every
-/// shape on the H100 but one, by 1-2.1x at m <= 2048 and 2-13% at m >= 3000 (tn, where A is copied
-/// either way, 1-16%); copied ran 1.5-3% faster at 8192x8192x1024, where the canonical layout's
-/// rule takes a pingpong kernel (docs/tc-gemm.md, "Session 30"). Process-wide, not for concurrent use.
-enum class b_kn_mode { as_stored, copy };
-void set_gemm_tc_b_kn_mode(b_kn_mode mode);
-b_kn_mode gemm_tc_b_kn_mode();
-/// A mode held for a scope (`b_kn_scope const copied(b_kn_mode::copy);`).
-using b_kn_scope = forced_scope<b_kn_mode, set_gemm_tc_b_kn_mode, b_kn_mode::as_stored>;
+/// What `automatic` does with an operand stored transposed in rows of whole 16-byte units (a B
+/// stored k x n, an A stored k x m; BF16, FP16, where a wgmma rung runs): `as_stored` (the default)
+/// reads it as it is, on rung 6's cooperative kernels (a B also on rung 5, where m <= 128); `copy`
+/// copies it into K-major rows for the rung the canonical layout gets (gemm.tc_layouts' `copied`
+/// rows, tests). B as stored measured faster than the copy at every shape on the H100 but one, by
+/// 1-2.1x at m <= 2048 and 2-13% at m >= 3000; copied ran 1.5-3% faster at 8192x8192x1024, where
+/// the canonical layout's rule takes a pingpong kernel (docs/tc-gemm.md, "Session 30").
+/// Process-wide, not for concurrent use.
+enum class transposed_mode { as_stored, copy };
+void set_gemm_tc_transposed_mode(transposed_mode mode);
+transposed_mode gemm_tc_transposed_mode();
+/// A mode held for a scope (`transposed_scope const copied(transposed_mode::copy);`).
+using transposed_scope = forced_scope<transposed_mode, set_gemm_tc_transposed_mode, transposed_mode::as_stored>;
 
 /// What `automatic` does with a problem whose A or B is not K-major and 16-byte aligned (`a_fast`,
 /// `b_fast` false): which operands it copies first, and the rung it runs on the copies; no copy
 /// (rung `automatic`: gemm_tc_select's choice stands) where the copy does not pay or the canonical
 /// layout would get no rung faster than wmma. E4M3, which has no wmma kernel, copies at any size.
-/// A B stored k x n in rows of whole 16-byte units (`b_kn`) is not copied where a wgmma rung reads it
-/// as it is (BF16 and FP16 on sm_90a; b_kn_mode as_stored): with A ready gemm_tc_select then picks
-/// rung 6 (rung 5 where m <= 128); an A that needs a copy is copied alone, and that rung runs on it
-/// and B as stored.
+/// An operand stored transposed in rows of whole 16-byte units (`b_kn`: B k x n, `a_km`: A k x m)
+/// is not copied where a wgmma rung reads it as it is (BF16 and FP16 on sm_90a; transposed_mode
+/// as_stored): gemm_tc_select then picks that rung (rung 6; rung 5 for a B where m <= 128). Where
+/// no rung reads A as stored (m <= 128) or A needs a copy anyway (misaligned), A alone is copied and
+/// the rung reading B as stored runs on the copy.
 struct repack_plan {
   bool a = false, b = false;
   gemm_tc_rung rung = gemm_tc_rung::automatic;
 };
-inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast, gemm_tc_target const& t, bool b_kn = false) {
+inline repack_plan plan_repack(gemm_tc_shape const& s, bool a_fast, bool b_fast, gemm_tc_target const& t, bool b_kn = false,
+                               bool a_km = false) {
   repack_plan r;
   if (a_fast && b_fast) return r;
   bool const e4m3 = s.input == gemm_tc_input::e4m3;
-  if (b_kn && gemm_tc_b_kn_mode() == b_kn_mode::as_stored) {
+  if ((b_fast || b_kn) && gemm_tc_transposed_mode() == transposed_mode::as_stored) {
     gemm_tc_shape as_stored = s;
-    as_stored.op_a = gemm_op::n;
-    as_stored.op_b = gemm_op::n;
+    as_stored.op_b = b_fast ? gemm_op::t : gemm_op::n;
     as_stored.aligned = true;
-    if (gemm_tc_rung const reads = gemm_tc_select(as_stored, t); reads == gemm_tc_rung::persistent || reads == gemm_tc_rung::cluster) {
-      if (a_fast) return r;  // nothing to copy: gemm_tc_select picks the same rung
-      // A needs a copy (stored k x m, or misaligned) where the copy pays: A alone, B read as stored.
-      if (!repack_pays(s.m, s.n, s.k, true, false)) return r;
-      r.a = true;
-      r.rung = reads;
-      return r;
+    auto const wgmma_rung = [&](gemm_op op_a) {
+      as_stored.op_a = op_a;
+      gemm_tc_rung const reads = gemm_tc_select(as_stored, t);
+      return reads == gemm_tc_rung::persistent || reads == gemm_tc_rung::cluster ? reads : gemm_tc_rung::automatic;
+    };
+    // A as it is (canonical, or stored k x m): nothing to copy, gemm_tc_select picks the same rung.
+    if ((a_fast || a_km) && wgmma_rung(a_fast ? gemm_op::n : gemm_op::t) != gemm_tc_rung::automatic) return r;
+    // A copied alone where that pays, B read as stored.
+    if (!a_fast && !b_fast) {
+      if (gemm_tc_rung const reads = wgmma_rung(gemm_op::n); reads != gemm_tc_rung::automatic) {
+        if (!repack_pays(s.m, s.n, s.k, true, false)) return r;
+        r.a = true;
+        r.rung = reads;
+        return r;
+      }
     }
   }
   if (!e4m3 && !repack_pays(s.m, s.n, s.k, !a_fast, !b_fast)) return r;

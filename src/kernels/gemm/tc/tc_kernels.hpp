@@ -26,6 +26,9 @@ template <class In> void launch_cluster(problem const& p, cudaStream_t st);
 /// for BF16 and FP16 only), so that the kernel reads it MN-major (wgmma's transposed B): rungs 4
 /// and 5's `Bkn` kernels, and rung 6's cooperative ones.
 inline bool b_stored_kn(problem const& p) { return p.b_sk != 1; }
+/// Whether the problem's A is stored k x m (op_a = t: gemm_tc_unavailable lets rung 6 take it for
+/// BF16 and FP16 only), so that rung 6's cooperative kernels read it MN-major (wgmma's transposed A).
+inline bool a_stored_km(problem const& p) { return p.a_sk != 1; }
 /// C = beta * C (k = 0 or alpha = 0 never needs the operands).
 template <class In> void launch_scale_c(problem const& p, cudaStream_t st);
 
