@@ -1050,7 +1050,9 @@ TEST(GemmTc, BadInputThrowsAndLeavesCUntouched) {
   checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::n, m, n, k, 1.f, da.data(), k, db.data(), n, 0.f, dc.data(), n, nullptr, gemm_tc_rung::mma_sync); });
   checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
   checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::n, gemm_op::t, m, n, k - 1, 1.f, da.data() + 1, k, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
-  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::t, gemm_op::t, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
+  // Rung 5 reads no A stored k x m; rung 6 does, but not in rows that are not whole 16-byte units (lda = m - 1).
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::t, gemm_op::t, m, n, k, 1.f, da.data(), m, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::persistent); });
+  checked.expect_throw([&] { memlab::gemm_bf16(gemm_op::t, gemm_op::t, m - 1, n, k, 1.f, da.data(), m - 1, db.data(), k, 0.f, dc.data(), n, nullptr, gemm_tc_rung::cluster); });
 }
 
 }  // namespace
