@@ -41,6 +41,11 @@
 // cluster, pieces of a tile meeting in global memory (FP32 partials, a flag each). That instance
 // stores C at a tile's end rather than deferring it: its run state and the partials beside the
 // 64 registers of packed C would spill.
+//
+// Operands stored transposed (session 30): the cooperative 128-row kernels also read a B stored
+// k x n and an A stored k x m (16-bit inputs) as they are, in TMA boxes of 64 k-rows x 64
+// columns laid where the K-major tile's rows go, with wgmma's transposed-operand bits (produce's
+// Bkn and Akm; cluster_pick_mn picks the tile). Whole tiles only.
 #include <cuda.h>
 
 #include <algorithm>

@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "kernels/gemm/tc/forced_scope.hpp"
-#include "kernels/gemm/tc/split_k.hpp"
 #include "memlab/gemm_tc.hpp"
 
 namespace memlab::detail::gemm_tc {
@@ -36,9 +35,10 @@ inline bool k_major_ready(bool k_major, void const* p, std::int64_t ld, std::siz
 /// stored k x n, an A stored k x m; BF16, FP16, where a wgmma rung runs): `as_stored` (the default)
 /// reads it as it is, on rung 6's cooperative kernels (a B also on rung 5, where m <= 128); `copy`
 /// copies it into K-major rows for the rung the canonical layout gets (gemm.tc_layouts' `copied`
-/// rows, tests). B as stored measured faster than the copy at every shape on the H100 but one, by
-/// 1-2.1x at m <= 2048 and 2-13% at m >= 3000; copied ran 1.5-3% faster at 8192x8192x1024, where
-/// the canonical layout's rule takes a pingpong kernel (docs/tc-gemm.md, "Session 30").
+/// rows, tests). As stored measured faster than the copy at every shape on the H100 but one (B:
+/// 1-2.1x at m <= 2048 and 2-13% at m >= 3000; A: up to 1.2x in tt and 1.3x in tn), or level; the
+/// copy ran up to 3% faster at 8192x8192x1024, where the canonical layout's rule takes a pingpong
+/// kernel that the copy feeds (docs/tc-gemm.md, "Session 30").
 /// Process-wide, not for concurrent use.
 enum class transposed_mode { as_stored, copy };
 void set_gemm_tc_transposed_mode(transposed_mode mode);
