@@ -36,7 +36,7 @@ inline bool k_major_ready(bool k_major, void const* p, std::int64_t ld, std::siz
 /// reads it as it is, on rung 6's cooperative kernels (a B also on rung 5, where m <= 128); `copy`
 /// copies it into K-major rows for the rung the canonical layout gets (gemm.tc_layouts' `copied`
 /// rows, tests). As stored measured faster than the copy at every shape on the H100 but one (B:
-/// 1-2.1x at m <= 2048 and 2-13% at m >= 3000; A: up to 1.2x in tt and 1.3x in tn), or level; the
+/// 1-2.1x at m <= 2048 and 2-13% at m >= 3000; A, in tt: 2.1x at 256^3, 1.1x at 4096^3), or level; the
 /// copy ran up to 3% faster at 8192x8192x1024, where the canonical layout's rule takes a pingpong
 /// kernel that the copy feeds (docs/tc-gemm.md, "Session 30").
 /// Process-wide, not for concurrent use.
