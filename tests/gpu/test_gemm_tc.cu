@@ -49,14 +49,24 @@ template <class In>
 constexpr std::int64_t per16 = 16 / static_cast<std::int64_t>(sizeof(In));
 
 /// Why rung `r` cannot run an m x n x k problem of In on this device ("" when it can).
+/// The shape of an m x n x k problem of In in layout (op_a, op_b), aligned (gemm_tc_select's view).
 template <class In>
-std::string unavailable(gemm_tc_rung r, std::int64_t m, std::int64_t n, std::int64_t k) {
+memlab::gemm_tc_shape shape_of(std::int64_t m, std::int64_t n, std::int64_t k, gemm_op op_a = gemm_op::n,
+                               gemm_op op_b = gemm_op::t) {
   memlab::gemm_tc_shape s;
   s.m = m;
   s.n = n;
   s.k = k;
+  s.op_a = op_a;
+  s.op_b = op_b;
   s.input = memlab::detail::gemm_tc::operand_traits<In>::type;
-  return memlab::gemm_tc_unavailable(r, s, memlab::gemm_tc_current_target());
+  s.aligned = true;
+  return s;
+}
+
+template <class In>
+std::string unavailable(gemm_tc_rung r, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return memlab::gemm_tc_unavailable(r, shape_of<In>(m, n, k), memlab::gemm_tc_current_target());
 }
 
 /// |ours - ref| may reach this much (tolerance.hpp) besides one unit of the output per |ref|.
@@ -722,13 +732,7 @@ TEST(GemmTc, ReadsBStoredKByN) {
   }
   // automatic: rung 6 (or rung 5 where m <= 128) on B as stored, or a copy for rung 6 in `copy` mode.
   memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
-  memlab::gemm_tc_shape s;
-  s.m = 300;
-  s.n = 400;
-  s.k = 520;
-  s.op_b = gemm_op::n;
-  s.input = memlab::gemm_tc_input::bf16;
-  s.aligned = true;
+  memlab::gemm_tc_shape s = shape_of<__nv_bfloat16>(300, 400, 520, gemm_op::n, gemm_op::n);
   EXPECT_EQ(tc::plan_repack(s, true, false, target, true).rung, gemm_tc_rung::automatic) << "B stored k x n is read as it is";
   EXPECT_EQ(memlab::gemm_tc_select(s, target), gemm_tc_rung::cluster);
   EXPECT_NE(tc::plan_repack(s, true, false, target, false).rung, gemm_tc_rung::automatic) << "a misaligned B is copied";
@@ -805,13 +809,7 @@ TEST(GemmTc, ReadsAStoredKByM) {
   }
   // automatic, both modes: in place on rung 6 (m > 128), or the copy; at m = 128 A is copied for rung 5.
   memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
-  memlab::gemm_tc_shape tt;
-  tt.m = 300;
-  tt.n = 400;
-  tt.k = 520;
-  tt.op_a = gemm_op::t;
-  tt.input = memlab::gemm_tc_input::f16;
-  tt.aligned = true;
+  memlab::gemm_tc_shape tt = shape_of<__half>(300, 400, 520, gemm_op::t, gemm_op::t);
   EXPECT_EQ(memlab::gemm_tc_select(tt, target), gemm_tc_rung::cluster);
   for (tc::transposed_mode mode : {tc::transposed_mode::as_stored, tc::transposed_mode::copy}) {
     tc::transposed_scope const forced(mode);
