@@ -769,7 +769,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
 memlab::bench::registrar const reg_layouts{[] {
   memlab::bench::experiment e;
   e.id = "gemm.tc_layouts";
-  e.description = "Tensor-core GEMM in every layout: automatic (a K-major copy, then the fast rung) and wmma vs cuBLAS in the same layout";
+  e.description = "Tensor-core GEMM in every layout: automatic (transposed operands read in place, others copied K-major first), the copy, and wmma vs cuBLAS in the same layout";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
   e.axes = {memlab::bench::variant_axis({"automatic", "copied", "wmma"}, {"automatic"}),
