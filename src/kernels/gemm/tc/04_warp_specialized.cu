@@ -121,9 +121,8 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
           mbar_arrive_expect_tx(&full[s], cfg::stage_bytes);
           tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * BM);
-          if constexpr (Bkn) {  // box j: k-rows [kb bk, kb bk + 64) of columns tn BN + 64 j .. + 63
-#pragma unroll
-            for (int j = 0; j < BN / 64; ++j) tma_load_2d(sb + j * 64 * row_bytes, &tmap_b, &full[s], tn * BN + j * 64, kb * bk);
+          if constexpr (Bkn) {
+            tma_load_mn<BN / 64>(sb, &tmap_b, &full[s], tn * BN, kb * bk);
           } else {
             tma_load_2d(sb, &tmap_b, &full[s], kb * bk, tn * BN);
           }

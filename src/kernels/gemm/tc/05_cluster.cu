@@ -463,7 +463,6 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, pro
   static_assert(Share == pair_share::a || Cfg::b_half_bytes % 1024 == 0, "B halves are whole swizzle atoms");
   static_assert(!Bkn || (Share == pair_share::b && BN % 128 == 0), "B stored k x n: halves of whole 64-column boxes");
   static_assert(!Akm || Share == pair_share::b, "A stored k x m: each CTA loads its own A");
-  constexpr int box_bytes = 64 * row_bytes, half_boxes = BN / 128;  // Bkn, Akm: 64 k-rows x 64 columns a box
   int s = 0;
   unsigned phase = 0;
   int const rank = static_cast<int>(g.rank);
@@ -492,19 +491,14 @@ __device__ __forceinline__ void produce(cl_grid<BM, BN, Share, KB> const& g, pro
       } else {
         if (live) {
           if constexpr (Akm) {
-#pragma unroll
-            for (int j = 0; j < BM / 64; ++j) tma_load_2d(sa + j * box_bytes, &maps.a, &full[s], tm * BM + j * 64, kb * g.k_block);
+            tma_load_mn<BM / 64>(sa, &maps.a, &full[s], tm * BM, kb * g.k_block);
           } else {
             tma_load_2d(sa, &maps.a, &full[s], kb * g.k_block, tm * BM);
           }
         }
         if (rank == 0 || both) {
-          if constexpr (Bkn) {
-#pragma unroll
-            for (int i = 0; i < half_boxes; ++i) {
-              int const j = rank * half_boxes + i;  // the box's place in the slot: columns tn BN + 64 j ..
-              tma_load_2d_multicast(sb + j * box_bytes, &maps.b, &full[s], tn * BN + j * 64, kb * g.k_block, (1u << cluster_size) - 1u);
-            }
+          if constexpr (Bkn) {  // this CTA's half: boxes rank BN / 128 .. of the slot
+            tma_load_mn<BN / 128>(sb, &maps.b, &full[s], tn * BN, kb * g.k_block, rank * (BN / 128), (1u << cluster_size) - 1u);
           } else {
             tma_load_2d_multicast(sb + rank * Cfg::b_half_bytes, &maps.b, &full[s], kb * g.k_block, tn * BN + rank * (BN / 2),
                                   (1u << cluster_size) - 1u);
@@ -1119,15 +1113,18 @@ namespace {
 std::atomic<int> forced_kernel{static_cast<int>(cluster_family::automatic)};
 std::atomic<int> forced_stream_k{static_cast<int>(cluster_stream_k_mode::automatic)};
 
-/// Rung 6's kernel for the problem (cluster_pick); for an operand stored transposed (`mn`: B k x n or
-/// A k x m), the cooperative tile cluster_pick_mn gives.
 template <class In>
-cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows, bool mn) {
-  if (mn) return cluster_pick_mn(m, n, max_active_clusters<cooperative<In, 128, 256>>(), current_cluster_family());
+cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>(),
                              max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>()};
   return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows);
+}
+/// Rung 6's kernel for an operand stored transposed (B k x n or A k x m): the cooperative tile
+/// cluster_pick_mn gives.
+template <class In>
+cluster_tile pick_mn(std::int64_t m, std::int64_t n) {
+  return cluster_pick_mn(m, n, max_active_clusters<cooperative<In, 128, 256>>(), current_cluster_family());
 }
 }  // namespace
 
@@ -1141,7 +1138,7 @@ namespace {
 template <class In>
 std::string kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows, bool b_kn,
                         bool a_km) {
-  cluster_tile const t = pick<In>(m, n, k, c_tma_store, rows, b_kn || a_km);
+  cluster_tile const t = b_kn || a_km ? pick_mn<In>(m, n) : pick<In>(m, n, k, c_tma_store, rows);
   std::string name = cluster_tile_name(t);
   if (a_km && b_kn) return name + ", A and B read as stored (k x m, k x n)";  // whole tiles (no stream-K)
   if (a_km) return name + ", A read as stored (k x m)";
@@ -1169,7 +1166,7 @@ namespace {
 /// as it is, at the tile cluster_pick_mn gives.
 template <class In, bool Bkn, bool Akm>
 void launch_mn(problem const& p, cudaStream_t st, bool tma_store) {
-  if (pick<In>(p.m, p.n, p.k, tma_store, row_alignment::line, true) == cluster_tile::coop_128x256)
+  if (pick_mn<In>(p.m, p.n) == cluster_tile::coop_128x256)
     launch<cooperative_mn<In, 256, Bkn, Akm>>(p, st, tma_store);
   else
     launch<cooperative_mn<In, 128, Bkn, Akm>>(p, st, tma_store);
@@ -1188,7 +1185,7 @@ void launch_cluster(problem const& p, cudaStream_t st) {
   }
   row_alignment const rows =
       cluster_row_alignment(p.a, row_bytes(p.a_si), p.b, row_bytes(p.b_sj), static_cast<int>(sizeof(In)));
-  switch (pick<In>(p.m, p.n, p.k, tma_store, rows, false)) {
+  switch (pick<In>(p.m, p.n, p.k, tma_store, rows)) {
     case cluster_tile::coop_128x256: launch<cooperative<In, 128, 256>>(p, st, tma_store); break;
     case cluster_tile::coop_128x128: launch<cooperative<In, 128, 128>>(p, st, tma_store); break;
     case cluster_tile::coop_256x152: launch<cooperative<In, 256, 152, pair_share::a>>(p, st, tma_store); break;

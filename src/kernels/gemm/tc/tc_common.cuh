@@ -270,6 +270,20 @@ __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, void co
       "l"(tmap), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(cta_mask)
       : "memory");
 }
+/// Boxes j0 .. j0 + Boxes - 1 of one k-block of an operand stored k x rows (B k x n, A k x m),
+/// through its map of boxes of 64 k-rows x 64 columns (128 bytes, swizzled): box j holds columns
+/// col0 + 64 j .. of k-rows k0 .. k0 + 63 and lands at dst + j x 8 KB, the layout smem_desc_mn
+/// describes; multicast to the CTAs in `mask` where it is not 0.
+template <int Boxes>
+__device__ __forceinline__ void tma_load_mn(std::uint32_t dst, void const* tmap, std::uint64_t* bar, int col0, int k0, int j0 = 0,
+                                            std::uint16_t mask = 0) {
+#pragma unroll
+  for (int i = 0; i < Boxes; ++i) {
+    int const j = j0 + i;
+    if (mask != 0) tma_load_2d_multicast(dst + j * 8192, tmap, bar, col0 + j * 64, k0, mask);
+    else tma_load_2d(dst + j * 8192, tmap, bar, col0 + j * 64, k0);
+  }
+}
 /// A flag in global memory published to, and read by, other CTAs of the grid (rung 6's stream-K
 /// partials): release and acquire at GPU scope.
 __device__ __forceinline__ void st_release_gpu(unsigned long long* p, unsigned long long v) {
@@ -356,10 +370,10 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
   d |= static_cast<std::uint64_t>(1) << 62;
   return d;
 }
-/// The same for an MN-major 16-bit tile (B stored k x n) in blocks of 64 k-rows x 64 columns, one
-/// TMA box each, 8 KB apart: rows of 128 B along N, 8-row groups along K 1024 B apart, the next 64
-/// columns 8 KB on (the leading byte offset of the canonical MN-major layout
-/// ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))).
+/// The same for an MN-major 16-bit tile (B stored k x n, A stored k x m) in blocks of 64 k-rows x 64
+/// columns, one TMA box each, 8 KB apart (tma_load_mn): rows of 128 B along N (or M), 8-row groups
+/// along K 1024 B apart, the next 64 columns 8 KB on (the leading byte offset of the canonical
+/// MN-major layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))).
 __device__ __forceinline__ std::uint64_t smem_desc_mn(std::uint32_t addr) { return smem_desc(addr, 8192); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
