@@ -270,16 +270,34 @@ void pair_with_cublas(bench::state& s, weight_ring<In> const& ring, std::functio
 /// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
 void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
                       void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
+  std::string prefix;  // `automatic` names the rung it took
+  if (rung == gemm_tc_rung::automatic) {
+    gemm_tc_shape gs;
+    gs.m = m;
+    gs.n = n;
+    gs.k = k;
+    gs.input = in_bytes == 1 ? gemm_tc_input::e4m3 : f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16;
+    rung = gemm_tc_select(gs, gemm_tc_current_target());
+    prefix = gemm_tc_rung_name(rung) + ": ";
+  }
+  if (rung == gemm_tc_rung::persistent) {  // its tiles, and where it splits K, how many ways
+    namespace tc = detail::gemm_tc;
+    int const sms = memlab::gemm_tc_current_target().sm_count;
+    s.set_extra("kernel", prefix + (in_bytes == 1 ? tc::persistent_kernel_name<__nv_fp8_e4m3>(m, n, k, sms)
+                                    : f16         ? tc::persistent_kernel_name<__half>(m, n, k, sms)
+                                                  : tc::persistent_kernel_name<__nv_bfloat16>(m, n, k, sms)));
+    return;
+  }
   if (rung == gemm_tc_rung::mma_sync) {  // its stages and blocks an SM, and where it splits K, how many ways
     namespace tc = detail::gemm_tc;
     int const sms = memlab::gemm_tc_current_target().sm_count;
-    s.set_extra("kernel", in_bytes == 1 ? tc::mma_sync_kernel_name<__nv_fp8_e4m3>(m, n, k, sms)
-                          : f16         ? tc::mma_sync_kernel_name<__half>(m, n, k, sms)
-                                        : tc::mma_sync_kernel_name<__nv_bfloat16>(m, n, k, sms));
+    s.set_extra("kernel", prefix + (in_bytes == 1 ? tc::mma_sync_kernel_name<__nv_fp8_e4m3>(m, n, k, sms)
+                                    : f16         ? tc::mma_sync_kernel_name<__half>(m, n, k, sms)
+                                                  : tc::mma_sync_kernel_name<__nv_bfloat16>(m, n, k, sms)));
     return;
   }
   if (rung != gemm_tc_rung::cluster) return;
-  s.set_extra("kernel", detail::gemm_tc::cluster_kernel_name(f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
+  s.set_extra("kernel", prefix + detail::gemm_tc::cluster_kernel_name(f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
                                                              detail::gemm_tc::cluster_row_alignment(a, row_bytes, b, row_bytes, in_bytes)));
 }
 
@@ -984,6 +1002,49 @@ memlab::bench::registrar const reg_cluster_survey{[] {
        std::string(cluster_intro) + " The shapes are ones the issue's targets do not name.",
        "gemm_tc_cluster_survey.png",
        "Rung 6's kernels over shapes: speed as a fraction of cuBLAS"});
+}()};
+
+// Few tiles with m > 128 (docs/tc-gemm.md, "Session 31"): rung 6 runs them by its wave count on
+// 2-CTA clusters; rung 5, where its 128 x 128 tiles fill at most half the SMs, splits K inside a
+// cluster or runs a 64 x 64 tile a CTA (split_k.hpp, plan_persistent). Each beside the library's
+// choice, every row paired with cuBLAS.
+memlab::bench::registrar const reg_few_tiles{[] {
+  using namespace memlab::bench;
+  experiment e = cluster_experiment(
+      {"gemm.tc_few_tiles",
+       "Tensor-core GEMM at few tiles (m > 128): rung 5's split-K and 64x64 grids against rung 6's kernels",
+       {"automatic", "persistent", "cluster"},
+       {"256", "384", "512", "768", "1024", "1280", "256x1024x4096", "256x2048x4096", "256x4096x4096", "256x4096x1024",
+        "512x1024x4096", "512x2048x4096", "512x2048x2048", "768x1024x4096", "1024x1024x4096", "1024x1024x8192",
+        "384x2048x4096", "256x3072x8192",
+        // tiles enough that rung 5 does not split: the rule should not move here
+        "1536", "1024x4096x4096", "512x4096x4096"},
+       "n (a cube) or m x n x k, A m x k row-major, B stored n x k: shapes whose 128 x 128 tiles fill at most half an H100's "
+       "SMs (m > 128, so rung 6 may run), and three with more tiles",
+       "Which rung runs 1024^3 fastest?",
+       "1024",
+       "Where a problem has few tiles, rung 6 (2-CTA clusters, B multicast) runs them one per CTA with the whole k, and "
+       "most SMs idle. Rung 5 instead splits K over the CTAs of a cluster (2-8 a tile, partial sums added through "
+       "distributed shared memory) or runs a 64 x 64 tile a CTA. Each row is the library's choice (automatic), rung 5 or "
+       "rung 6 named, or one of rung 6's cooperative tiles forced; extra.kernel names the grid a row ran.",
+       "gemm_tc_few_tiles.png",
+       "Few tiles: speed as a fraction of cuBLAS"});
+  e.axes.front() = variant_axis({"automatic", "persistent", "cluster", "coop128x128", "coop128x256"},
+                                {"automatic", "persistent", "cluster"});
+  e.describe_axis("variant", "",
+                  "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its split-K or "
+                  "64x64 grid where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule; "
+                  "coop128x128, coop128x256: rung 6's cooperative kernel at one tile forced");
+  e.body = [](state& s) {
+    using memlab::detail::gemm_tc::cluster_family;
+    std::string const v = s.variant();
+    bool const forced = v.rfind("coop", 0) == 0;
+    memlab::detail::gemm_tc::cluster_family_scope const family(
+        forced ? memlab::detail::gemm_tc::cluster_family_from_name(v) : cluster_family::automatic);
+    run_dtype(s, forced ? gemm_tc_rung::cluster : gemm_tc_rung_from_name(v), point_shape(s), false);
+  };
+  e.prose.look_for = "The automatic row should be the fastest of its shape or within the noise of it.";
+  return e;
 }()};
 
 // Rung 6's cooperative kernels with stream-K (cluster_plan.hpp, cluster_stream_k_dp): the rule's

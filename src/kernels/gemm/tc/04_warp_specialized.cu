@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
 
 #include "kernels/gemm/tc/split_k.hpp"
@@ -273,6 +274,14 @@ int split_k_max_clusters(unsigned splits) {
   return counts[splits == 2 ? 0 : splits == 4 ? 1 : 2];
 }
 
+/// Rung 5's grid for this problem on the current device (split_k.hpp).
+template <class In>
+persistent_plan persistent_plan_for(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
+  constexpr int bk = operand_traits<In>::k_block;
+  return plan_persistent(m, n, static_cast<int>((k + bk - 1) / bk), sm_count,
+                         [](int bn, unsigned s) { return bn == 64 ? split_k_max_clusters<In, 64>(s) : split_k_max_clusters<In, 128>(s); });
+}
+
 }  // namespace
 
 template <class In>
@@ -282,38 +291,28 @@ void launch_warp_specialized(problem const& p, cudaStream_t st) {
 
 template <class In>
 void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
-  std::int64_t const tiles_m = (p.m + 127) / 128;
-  std::int64_t const tiles128 = tiles_m * ((p.n + 127) / 128);
-  constexpr int bk = operand_traits<In>::k_block;
-  int const nk = static_cast<int>((p.k + bk - 1) / bk);
-  if (unsigned const splits = split_k_splits(tiles128, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 128>(s); });
-      splits > 1) {
-    // First choice: 64 x 64 tiles (one consumer warpgroup, 12 stages) where they make one wave
-    // over more than half the SMs: a CTA per tile, the whole k, no split and no reduction. At
-    // 128 x 4096 x 4096 on the H100: 12.2 us, against 13.7 for the 128 x 64 split below and
-    // 18.0 for 64 x 128 tiles split in two (docs/tc-gemm.md, "Decode batches").
-    std::int64_t const tiles_64x64 = ((p.m + 63) / 64) * ((p.n + 63) / 64);
-    if (2 * tiles_64x64 > sm_count && tiles_64x64 <= sm_count) {
-      launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count);
-      return;
-    }
-    // Then 128 x 64 tiles where they still leave SMs for a split: twice the tiles, so half the
-    // split and twice the k-blocks per CTA (a longer pipeline, 8 stages in flight): 13.7 us
-    // at the decode shape against 18.3 with 128 x 128 tiles split in four.
-    std::int64_t const tiles64 = tiles_m * ((p.n + 63) / 64);
-    if (unsigned const s64 = split_k_splits(tiles64, nk, sm_count, [](unsigned s) { return split_k_max_clusters<In, 64>(s); });
-        s64 > 1) {
-      launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, s64);
-      return;
-    }
-    launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, splits);
-    return;
+  persistent_plan const plan = persistent_plan_for<In>(p.m, p.n, p.k, sm_count);
+  switch (plan.grid) {
+    case persistent_grid::tiles_64x64: launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count); return;
+    case persistent_grid::split_128x64: launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
+    case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
+    case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
+    case persistent_grid::tiles_128x128: launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count); return;
   }
-  // 128 x 256 tiles unless that leaves SMs idle in the last wave; then 128 x 128 (twice the tiles).
-  if (persistent_wide_tiles(p.m, p.n, sm_count))
-    launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count);
-  else
-    launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count);
+}
+
+template <class In>
+std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
+  persistent_plan const plan = persistent_plan_for<In>(m, n, k, sm_count);
+  std::string const s = std::to_string(plan.splits);
+  switch (plan.grid) {
+    case persistent_grid::tiles_64x64: return "64x64, a tile a CTA";
+    case persistent_grid::split_128x64: return "128x64, K split " + s + " ways in a cluster";
+    case persistent_grid::split_128x128: return "128x128, K split " + s + " ways in a cluster";
+    case persistent_grid::tiles_128x256: return "persistent 128x256";
+    case persistent_grid::tiles_128x128: return "persistent 128x128";
+  }
+  return "?";
 }
 
 std::size_t smem_warp_specialized() { return ws_config<256>::smem_bytes; }
@@ -324,5 +323,8 @@ template void launch_persistent<__half>(problem const&, cudaStream_t, int);
 template void launch_persistent<__nv_bfloat16>(problem const&, cudaStream_t, int);
 template void launch_warp_specialized<__nv_fp8_e4m3>(problem const&, cudaStream_t);
 template void launch_persistent<__nv_fp8_e4m3>(problem const&, cudaStream_t, int);
+template std::string persistent_kernel_name<__half>(std::int64_t, std::int64_t, std::int64_t, int);
+template std::string persistent_kernel_name<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int);
+template std::string persistent_kernel_name<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int);
 
 }  // namespace memlab::detail::gemm_tc

@@ -31,6 +31,40 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
   return tiles256 >= 2 * static_cast<std::int64_t>(sm_count) || tiles256 % std::max(sm_count, 1) == 0;
 }
 
+/// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
+/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64 tile a CTA or split-K inside a
+/// cluster on 128 x 64 or 128 x 128 tiles.
+enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, split_128x128 };
+struct persistent_plan {
+  persistent_grid grid = persistent_grid::tiles_128x256;
+  unsigned splits = 1;  ///< CTAs a tile (the split grids)
+};
+
+/// Rung 5's grid for an m x n problem of `nk` k-blocks (launch_persistent runs it; the records name
+/// it). `max_clusters(bn, s)`: how many clusters of s split-K CTAs on 128 x bn tiles the device
+/// runs at once (split_k_splits).
+///  - Where split_k_splits splits the 128 x 128 tiles: 64 x 64 tiles, a CTA each with the whole k
+///    and no reduction, where they make one wave over more than half the SMs (128 x 4096 x 4096 on
+///    the H100: 12.2 us, against 13.7 for the 128 x 64 split and 18.0 for 64 x 128 tiles split in two;
+///    docs/tc-gemm.md, "Decode batches"); else 128 x 64 tiles split where they still leave SMs for a
+///    split (twice the tiles, so half the split and twice the k-blocks a CTA: 13.7 us there against
+///    18.3 for 128 x 128 tiles split in four); else the 128 x 128 split.
+///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles, else 128 x 128.
+template <class MaxClusters>
+persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_count, MaxClusters&& max_clusters) {
+  std::int64_t const tiles_m = (m + 127) / 128;
+  if (unsigned const splits = split_k_splits(tiles_m * ((n + 127) / 128), nk, sm_count, [&](unsigned s) { return max_clusters(128, s); });
+      splits > 1) {
+    std::int64_t const tiles_64x64 = ((m + 63) / 64) * ((n + 63) / 64);
+    if (2 * tiles_64x64 > sm_count && tiles_64x64 <= sm_count) return {persistent_grid::tiles_64x64, 1};
+    if (unsigned const s64 = split_k_splits(tiles_m * ((n + 63) / 64), nk, sm_count, [&](unsigned s) { return max_clusters(64, s); });
+        s64 > 1)
+      return {persistent_grid::split_128x64, s64};
+    return {persistent_grid::split_128x128, splits};
+  }
+  return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
+}
+
 /// Rung 2's most splits: 16 partial tiles of 64 KB each a tile.
 constexpr unsigned mma_sync_max_splits = 16;
 

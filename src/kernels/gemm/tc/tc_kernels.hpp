@@ -21,6 +21,10 @@ template <class In> std::string mma_sync_kernel_name(std::int64_t m, std::int64_
 template <class In> void launch_tma_wgmma(problem const& p, cudaStream_t st);
 template <class In> void launch_warp_specialized(problem const& p, cudaStream_t st);
 template <class In> void launch_persistent(problem const& p, cudaStream_t st, int sm_count);
+/// What rung 5 runs for an m x n x k problem of In on the current device (split_k.hpp's
+/// plan_persistent), as a record's row names it: "persistent 128x256", "64x64, a tile a CTA",
+/// "128x128, K split 2 ways in a cluster", ...
+template <class In> std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count);
 template <class In> void launch_cluster(problem const& p, cudaStream_t st);
 /// Whether the problem's B is stored k x n (op_b = n: gemm_tc_unavailable lets rungs 4-6 take it
 /// for BF16 and FP16 only), so that the kernel reads it MN-major (wgmma's transposed B): rungs 4
