@@ -352,8 +352,9 @@ point_dims begin_point(bench::state& s, gemm_tc_rung rung, shape sh, gemm_tc_inp
   gs.k = d.k;
   gs.input = input;
   gemm_tc_target const target = gemm_tc_current_target();
-  if (auto why = gemm_tc_unavailable(rung, gs, target); !why.empty()) s.skip(why);
-  set_tensor_peak(s, rung == gemm_tc_rung::automatic ? gemm_tc_select(gs, target) : rung, input);
+  gemm_tc_rung const ran = rung == gemm_tc_rung::automatic ? gemm_tc_select(gs, target) : rung;
+  if (auto why = gemm_tc_unavailable(ran, gs, target); !why.empty()) s.skip(why);
+  set_tensor_peak(s, ran, input);
   d.ld = row_pitch(s, d.k, elem_bytes);
   s.result().params["ld"] = d.ld;
   d.mk = static_cast<std::size_t>(d.m) * d.ld;
@@ -1017,6 +1018,9 @@ memlab::bench::registrar const reg_few_tiles{[] {
        {"256", "384", "512", "768", "1024", "1280", "256x1024x4096", "256x2048x4096", "256x4096x4096", "256x4096x1024",
         "512x1024x4096", "512x2048x4096", "512x2048x2048", "768x1024x4096", "1024x1024x4096", "1024x1024x8192",
         "384x2048x4096", "256x3072x8192",
+        // k swept where rung 5's grids differ: 64 x 64 tiles, 128 x 64 and 128 x 128 split
+        "256x2048x1024", "256x2048x2048", "512x1024x1024", "512x1024x2048", "256x1024x1024", "256x1024x2048",
+        "1024x1024x1536", "1024x1024x2048", "1024x1024x3072", "256x4096x2048", "256x4096x3072",
         // tiles enough that rung 5 does not split: the rule should not move here
         "1536", "1024x4096x4096", "512x4096x4096"},
        "n (a cube) or m x n x k, A m x k row-major, B stored n x k: shapes whose 128 x 128 tiles fill at most half an H100's "
