@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memlab/error.hpp"
@@ -180,6 +181,71 @@ TEST(GemmTcSplitK, SplitsOnlyWhereTheTilesLeaveSmsIdle) {
   EXPECT_EQ(split_k_splits(32, 64, 132, few_fours), 2u);
   auto none = [](unsigned) { return 0; };
   EXPECT_EQ(split_k_splits(32, 64, 132, none), 1u);
+}
+
+// Rung 5's grids (plan_persistent, which launch_persistent runs), on an H100's 132 SMs.
+TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
+  using memlab::detail::gemm_tc::persistent_grid;
+  using memlab::detail::gemm_tc::plan_persistent;
+  auto plenty = [](int, unsigned) { return 1000; };
+  auto grid = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    auto const p = plan_persistent(m, n, static_cast<int>((k + 63) / 64), 132, plenty);
+    return std::pair{p.grid, p.splits};
+  };
+  using g = persistent_grid;
+  EXPECT_EQ(grid(128, 4096, 4096), (std::pair{g::tiles_64x64, 1u}));     // 128 tiles of 64 x 64: one wave
+  EXPECT_EQ(grid(256, 2048, 4096), (std::pair{g::tiles_64x64, 1u}));
+  // 64 tiles of 64 x 64 fill only half the SMs: 32 of 128 x 64, split in four (the H100 held fewer than
+  // 32 clusters of four at once, so it ran them split in two).
+  EXPECT_EQ(grid(256, 1024, 4096), (std::pair{g::split_128x64, 4u}));
+  EXPECT_EQ(grid(1024, 1024, 4096), (std::pair{g::split_128x128, 2u}));  // 128 tiles of 128 x 64: no room to split
+  EXPECT_EQ(grid(1024, 1024, 384), (std::pair{g::tiles_128x128, 1u}));   // 6 k-blocks: no split
+  EXPECT_EQ(grid(512, 4096, 4096), (std::pair{g::tiles_128x128, 1u}));   // 128 tiles: more than half the SMs
+  EXPECT_EQ(grid(4096, 4096, 4096), (std::pair{g::tiles_128x256, 1u}));  // 512 tiles of 128 x 256: whole waves
+  // A device that holds no cluster of two: no split, the persistent grid.
+  auto none = [](int, unsigned) { return 0; };
+  EXPECT_EQ(plan_persistent(1024, 1024, 64, 132, none).grid, g::tiles_128x128);
+}
+
+// Where automatic takes rung 5 over rung 6 at m > 128: its few-tile grids where a tile has the k-blocks
+// they were measured winning with (docs/tc-gemm.md, "Session 31").
+TEST(GemmTcSelect, FewTilesRunOnThePersistentRungWhereItsGridIsFaster) {
+  memlab::gemm_tc_target t;
+  t.image_arch = 90;
+  t.sm90a = true;
+  t.device_cc = 90;
+  t.smem_per_block_optin_bytes = 232448;
+  t.sm_count = 132;
+  auto rung = [&](std::int64_t m, std::int64_t n, std::int64_t k, gemm_op a = gemm_op::n, gemm_op b = gemm_op::t,
+                  gemm_tc_input in = gemm_tc_input::bf16) {
+    memlab::gemm_tc_shape s;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.op_a = a;
+    s.op_b = b;
+    s.input = in;
+    return memlab::gemm_tc_select(s, t);
+  };
+  auto const r5 = gemm_tc_rung::persistent, r6 = gemm_tc_rung::cluster;
+  EXPECT_EQ(r5, rung(256, 2048, 1024));   // 64 x 64 tiles, 16 k-blocks: 4.7 against 8.2 us
+  EXPECT_EQ(r5, rung(512, 1024, 4096));   // 11.9 against 23.7
+  EXPECT_EQ(r6, rung(256, 2048, 960));    // 15 k-blocks: fewer than were measured
+  EXPECT_EQ(r5, rung(256, 1024, 1024));   // the 128 x 64 split, 16 k-blocks: 6.4 against 8.1
+  EXPECT_EQ(r6, rung(512, 512, 512));     // ... 8: level (5.7 against 5.6)
+  EXPECT_EQ(r5, rung(1024, 1024, 3072));  // the 128 x 128 split, 48 k-blocks: 17.1 against 18.6
+  EXPECT_EQ(r5, rung(1024, 1024, 4096, gemm_op::n, gemm_op::t, gemm_tc_input::f16));
+  EXPECT_EQ(r6, rung(1024, 1024, 2048));  // 32: level (13.4 against 13.3)
+  EXPECT_EQ(r6, rung(1024, 1024, 1024));  // 16: 9.9 against 8.3
+  EXPECT_EQ(r6, rung(512, 4096, 4096));   // 128 tiles: no few-tile grid
+  EXPECT_EQ(r6, rung(4096, 4096, 4096));
+  EXPECT_EQ(r6, rung(1024, 1024, 4096, gemm_op::n, gemm_op::t, gemm_tc_input::e4m3));  // FP8: not measured
+  // Rung 5 reads a B stored k x n, not an A stored k x m: rung 6 reads that one as stored.
+  EXPECT_EQ(r5, rung(1024, 1024, 4096, gemm_op::n, gemm_op::n));
+  EXPECT_EQ(r6, rung(1024, 1024, 4096, gemm_op::t, gemm_op::t));
+  EXPECT_EQ(r6, rung(1024, 1024, 4096, gemm_op::t, gemm_op::n));
+  // m <= 128 stays on rung 5 as before.
+  EXPECT_EQ(r5, rung(128, 4096, 4096));
 }
 
 // Rung 2's split of K (02_mma_sync.cu): slots are SMs x the blocks an SM holds (264 on an H100,

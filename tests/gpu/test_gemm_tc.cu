@@ -835,6 +835,40 @@ TEST(GemmTc, ReadsAStoredKByM) {
   EXPECT_FALSE(memlab::gemm_tc_unavailable(gemm_tc_rung::cluster, tt, target).empty());
 }
 
+// Few tiles with m > 128: automatic takes rung 5's few-tile grids where they run faster than rung 6
+// (persistent_takes_few_tiles, CPU-tested): 64 x 64 tiles a CTA, the 128 x 64 split and the 128 x 128
+// split, each in the canonical layout and with B stored k x n (rung 5 reads it as stored); with A
+// stored k x m rung 6 reads it as stored instead. Against the double-precision reference; where
+// this device's rule takes another rung, the same shapes still have to come out right.
+TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
+  MEMLAB_REQUIRE_GPU();
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::cluster, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  bool const small = memlab::test::small_sizes();
+  // 64 x 64 tiles (16 k-blocks), the 128 x 64 split and the 128 x 128 split (24 k-blocks a CTA) at
+  // full size (17 and 48 k-blocks a tile), at sanitizer sizes 64 x 64 tiles and the 128 x 64 split.
+  std::vector<case_t> const cases =
+      small ? std::vector<case_t>{{192, 2048, 1024}, {320, 512, 1600, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f}}
+            : std::vector<case_t>{{256, 2048, 1024}, {256, 1024, 1088, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f},
+                                  {768, 1000, 3072}};
+  memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
+  int on_rung5 = 0;
+  std::string skipped;
+  for (case_t c : cases)
+    for (auto [oa, ob] : {std::pair{gemm_op::n, gemm_op::t}, std::pair{gemm_op::n, gemm_op::n}, std::pair{gemm_op::t, gemm_op::t}}) {
+      c.oa = oa;
+      c.ob = ob;
+      pad_rows_to_16_bytes<__half>(c);
+      gemm_tc_rung const rung = memlab::gemm_tc_select(shape_of<__half>(c.m, c.n, c.k, oa, ob), target);
+      if (oa == gemm_op::t) EXPECT_EQ(rung, gemm_tc_rung::cluster) << "rung 5 reads no A stored k x m";
+      on_rung5 += rung == gemm_tc_rung::persistent;
+      check_case<__nv_bfloat16, __nv_bfloat16>(c, gemm_tc_rung::automatic, skipped);
+      check_case<__half, float>(c, gemm_tc_rung::automatic, skipped);
+    }
+  EXPECT_TRUE(skipped.empty()) << skipped;
+  // On a device of 132 SMs (H100 SXM, H200) the rule's grids are the ones named above.
+  if (target.sm_count == 132) EXPECT_EQ(on_rung5, 2 * static_cast<int>(cases.size()));
+}
+
 TEST(GemmTc, KZeroScalesC) {
   MEMLAB_REQUIRE_GPU();
   for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma, gemm_tc_rung::persistent, gemm_tc_rung::cluster}) {

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <new>
 #include <optional>
 #include <type_traits>
 #include <string>
 
 #include "kernels/gemm/tc/repack.hpp"
+#include "kernels/gemm/tc/split_k.hpp"
 #include "kernels/gemm/tc/tc_kernels.hpp"
 #include "kernels/transpose/launch_tiled.cuh"
 #include "memlab/arch.hpp"
@@ -167,10 +169,21 @@ transposed_mode gemm_tc_transposed_mode() { return transposed_choice.load(); }
 
 namespace {
 
-/// The rung `automatic` takes on sm_90a: rung 6, which beat rung 5 in the same run on 15 of
-/// the 16 measured H200 rows (BF16 8192^3 1.357 against 1.672 ms; docs/tc-gemm.md, "Rung 6:
-/// measured"). gemm_tc_select keeps rung 5 where a pair would idle half its CTAs (m <= 128).
-constexpr gemm_tc_rung hopper_default_rung = gemm_tc_rung::cluster;
+/// `automatic` on sm_90a takes rung 6, which beat rung 5 in the same run on 15 of the 16 measured
+/// H200 rows (BF16 8192^3 1.357 against 1.672 ms; docs/tc-gemm.md, "Rung 6: measured"), except
+/// where m <= 128 (a pair's second CTA would idle) and where rung 5 runs few tiles faster
+/// (persistent_takes_few_tiles in split_k.hpp; BF16 and FP16, "Session 31"). Host code, no CUDA
+/// calls: rung 5's plan is asked as if the device ran every cluster of its split at once, which
+/// the launch then checks (launch_persistent may take a smaller split or no split).
+bool persistent_first(gemm_tc_shape const& s, gemm_tc_target const& t) {
+  using namespace detail::gemm_tc;
+  if (s.m <= 128) return true;
+  if (s.input == gemm_tc_input::e4m3) return false;  // FP8 few-tile shapes were not measured
+  int const nk = static_cast<int>((s.k + 63) / 64);
+  persistent_plan const plan =
+      plan_persistent(s.m, s.n, nk, t.sm_count, [](int, unsigned) { return std::numeric_limits<int>::max(); });
+  return persistent_takes_few_tiles(plan, nk);
+}
 
 constexpr int last_rung = 6;
 char const* const rung_names[] = {"automatic",        "wmma",       "mma_sync", "tma_wgmma",
@@ -382,13 +395,14 @@ std::string gemm_tc_unavailable(gemm_tc_rung rung, gemm_tc_shape const& s, gemm_
 }
 
 gemm_tc_rung gemm_tc_select(gemm_tc_shape const& s, gemm_tc_target const& t) {
-  // On sm_90a hopper_default_rung (rung 6, only where m > 128, so that both CTAs of a pair
-  // have a tile; rung 5 otherwise); below sm_90a the mma.sync pipeline; wmma takes the
-  // layouts and alignments the others cannot.
+  // On sm_90a rung 6, or rung 5 first where m <= 128 or it runs few tiles faster (persistent_first;
+  // rung 6 second there where m > 128: it reads an A stored k x m, rung 5 does not); below sm_90a
+  // the mma.sync pipeline; wmma takes the layouts and alignments the others cannot.
   // FP8 takes the same order, down to mma.sync (sm_89): gemm_tc_unavailable refuses it wmma.
-  gemm_tc_rung const hopper =
-      hopper_default_rung == gemm_tc_rung::cluster && s.m <= 128 ? gemm_tc_rung::persistent : hopper_default_rung;
-  for (gemm_tc_rung r : {hopper, gemm_tc_rung::persistent, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
+  bool const rung5 = persistent_first(s, t);
+  gemm_tc_rung const first = rung5 ? gemm_tc_rung::persistent : gemm_tc_rung::cluster;
+  gemm_tc_rung const second = rung5 && s.m > 128 ? gemm_tc_rung::cluster : gemm_tc_rung::persistent;
+  for (gemm_tc_rung r : {first, second, gemm_tc_rung::mma_sync, gemm_tc_rung::wmma})
     if (gemm_tc_unavailable(r, s, t).empty()) return r;
   return gemm_tc_rung::automatic;
 }

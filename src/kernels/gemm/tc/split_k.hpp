@@ -65,6 +65,32 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
   return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
 }
 
+/// Whether `automatic` runs a problem with m > 128 on rung 5 rather than rung 6: where rung 5's plan
+/// (plan_persistent) takes one of its few-tile grids and the tiles have enough k-blocks (`nk`) for
+/// that grid to run faster than rung 6's cooperative 128 x 128 kernel, one tile a CTA with the whole k.
+/// Measured (H100, BF16, 29 shapes with 4-64 tiles of 128 x 128, docs/tc-gemm.md, "Session 31"), time
+/// against rung 6's:
+///  - 64 x 64 tiles a CTA, the whole k: 0.50-0.58 with 16-64 k-blocks (k = 1024-4096);
+///  - the 128 x 64 split (in two on the H100): 0.79 with 16 k-blocks, 0.51-0.63 with 32-64; level
+///    with 8 (512^3);
+///  - the 128 x 128 split in two: 1.06-1.19 with 16-24 k-blocks, level with 32, 0.80-0.92 with 48-64,
+///    0.75-0.78 with 128.
+/// Fewer k-blocks than were measured winning keep rung 6, as does rung 5's persistent grid. The count
+/// is the tile's, not a CTA's: gemm_tc_select asks plan_persistent without the device's cluster
+/// occupancy, which may halve the split (the H100 ran the 128 x 64 split in two where the plan
+/// without it says four). The 128 x 128 split arises only with 34-66 such tiles on 132 SMs, so in two.
+struct few_tile_min_kblocks {
+  static constexpr int tiles_64x64 = 16, split_128x64 = 16, split_128x128 = 40;
+};
+inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
+  switch (plan.grid) {
+    case persistent_grid::tiles_64x64: return nk >= few_tile_min_kblocks::tiles_64x64;
+    case persistent_grid::split_128x64: return nk >= few_tile_min_kblocks::split_128x64;
+    case persistent_grid::split_128x128: return nk >= few_tile_min_kblocks::split_128x128;
+    default: return false;
+  }
+}
+
 /// Rung 2's most splits: 16 partial tiles of 64 KB each a tile.
 constexpr unsigned mma_sync_max_splits = 16;
 
