@@ -389,6 +389,11 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
   };
   // k = 1024: 16 k-blocks a tile, the cooperative epilogue a sixth of them (measured 0.866 -> 0.955).
   EXPECT_EQ(pick(8192, 8192, 1024), cluster_tile::pingpong_128x192);
+  // Pairs in one wave: one tile a CTA, the epilogue exposed. 256^3 (4 k-blocks): 0.625 x 6.5 against
+  // 0.5 x 6.5, the cooperative 128 x 128 kernel (measured 4.4 against 5.5 us); 1536^3 (24): 0.625 x 26.5
+  // against one wave of 128 x 256's 26.5 (measured 15.1 against 18.6 us).
+  EXPECT_EQ(pick(256, 256, 256), cluster_tile::coop_128x128);
+  EXPECT_EQ(pick(1536, 1536, 1536), cluster_tile::pingpong_128x160);
   // 8192^3: 16 waves of 130.5 against 21 of 0.75 x 129 (2.7% fewer; measured 1.8% in ncu).
   EXPECT_EQ(pick(8192, 8192, 8192), cluster_tile::pingpong_128x192);
   // 4096^3: 4 waves of 128 x 256 pairs against 6 of 128 x 192 (measured 0.98 against 0.89).

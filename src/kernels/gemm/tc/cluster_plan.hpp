@@ -117,7 +117,8 @@ inline cluster_tile cluster_coop_tile(std::int64_t m, std::int64_t n, int cluste
 ///   cooperative BM x BN: waves x BM BN / (128 x 256) x (k-blocks + 2.5), the 2.5 being the
 ///     epilogue the tensor cores wait out (both warpgroups store C together);
 ///   pingpong 128 x BN:   waves x BN / 256 x (k-blocks + 1), a k-block taking its share of
-///     a 256-wide one and the epilogue hidden under the other warpgroup's k-loop but one.
+///     a 256-wide one and the epilogue hidden under the other warpgroup's k-loop but one
+///     (k-blocks + 2.5 where the pairs fit one wave: one tile a CTA, nothing to hide it under).
 ///     Swapped (BN x 128 tiles of C, the kernel computing C^T), the same count over n x m.
 /// A wave is one tile pair per cluster (`cap`: how many of each kernel the device runs at
 /// once; the 256 x 152 tiles pair in row-major order, cl_grid in 05_cluster.cu). Another kernel
@@ -192,8 +193,13 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
     // Rows on sectors, not lines: pingpong must win by `sector_margin`, as any kernel must win
     // against the cooperative one by 2%.
     if (rows == row_alignment::sector) best_cost *= sector_margin;
+    // Where the pairs fit one wave each CTA has one tile: no second warpgroup's k-loop hides the
+    // epilogue, which then counts as the cooperative kernel's does (256^3: pingpong 128 x 160 5.5 us
+    // against 4.4 for the cooperative 128 x 128 kernel, which the count had 4% behind; 1536^3, one
+    // wave at 24 k-blocks, still takes pingpong, 15.1 against 18.6 us; docs/tc-gemm.md, "Session 31").
     auto const pingpong = [&](int bn, int clusters, bool swap) {
-      return waves(128, bn, clusters, false, swap) * (bn / 256.0) * (nk + 1.0);
+      double const epilogue = pairs(128, bn, false, swap) <= clusters ? 2.5 : 1.0;
+      return waves(128, bn, clusters, false, swap) * (bn / 256.0) * (nk + epilogue);
     };
     // With rows on sectors only the 192-wide kernels: at 12 k = 2000-class shapes with 16-byte
     // pitch 128x160 ran 3-10% below 128x192 (session 19; 20-25% below its count in session 16).
