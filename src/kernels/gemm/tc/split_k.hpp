@@ -68,19 +68,20 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 /// Whether `automatic` runs a problem with m > 128 on rung 5 rather than rung 6: where rung 5's plan
 /// (plan_persistent) takes one of its few-tile grids and the tiles have enough k-blocks (`nk`) for
 /// that grid to run faster than rung 6's cooperative 128 x 128 kernel, one tile a CTA with the whole k.
-/// Measured (H100, BF16, 29 shapes with 4-64 tiles of 128 x 128, docs/tc-gemm.md, "Session 31"), time
-/// against rung 6's:
-///  - 64 x 64 tiles a CTA, the whole k: 0.50-0.58 with 16-64 k-blocks (k = 1024-4096);
-///  - the 128 x 64 split (in two on the H100): 0.79 with 16 k-blocks, 0.51-0.63 with 32-64; level
-///    with 8 (512^3);
-///  - the 128 x 128 split in two: 1.06-1.19 with 16-24 k-blocks, level with 32, 0.80-0.92 with 48-64,
-///    0.75-0.78 with 128.
-/// Fewer k-blocks than were measured winning keep rung 6, as does rung 5's persistent grid. The count
-/// is the tile's, not a CTA's: gemm_tc_select asks plan_persistent without the device's cluster
-/// occupancy, which may halve the split (the H100 ran the 128 x 64 split in two where the plan
-/// without it says four). The 128 x 128 split arises only with 34-66 such tiles on 132 SMs, so in two.
+/// Measured (29 shapes with 4-64 tiles of 128 x 128, BF16 and FP16, H100 and H200; docs/tc-gemm.md,
+/// "Session 31"), time against rung 6's:
+///  - 64 x 64 tiles a CTA, the whole k: 0.49-0.58 with 16-64 k-blocks (k = 1024-4096);
+///  - the 128 x 64 split (in two on both cards): 0.75-0.79 with 16 k-blocks, 0.50-0.63 with 32-64;
+///    level (H100) or 0.93 (H200) with 8 (512^3);
+///  - the 128 x 128 split in two: 1.06-1.19 with 16 k-blocks (both cards) and 24 (H100; level on the
+///    H200), level (H100) or 0.88 (H200) with 32, 0.74-0.92 with 48-64, 0.68-0.78 with 128.
+/// Fewer k-blocks than were measured winning or level keep rung 6, as does rung 5's persistent grid.
+/// The count is the tile's, not a CTA's: gemm_tc_select asks plan_persistent without the device's
+/// cluster occupancy, which may halve the split (the H100 and the H200 ran the 128 x 64 split in two
+/// where the plan without it says four). The 128 x 128 split arises only with 34-66 such tiles on
+/// 132 SMs, so in two.
 struct few_tile_min_kblocks {
-  static constexpr int tiles_64x64 = 16, split_128x64 = 16, split_128x128 = 40;
+  static constexpr int tiles_64x64 = 16, split_128x64 = 16, split_128x128 = 32;
 };
 inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
   switch (plan.grid) {
