@@ -198,7 +198,9 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
   // 64 tiles of 64 x 64 fill only half the SMs: 32 of 128 x 64, split in four (the H100 held fewer than
   // 32 clusters of four at once, so it ran them split in two).
   EXPECT_EQ(grid(256, 1024, 4096), (std::pair{g::split_128x64, 4u}));
-  EXPECT_EQ(grid(1024, 1024, 4096), (std::pair{g::split_128x128, 2u}));  // 128 tiles of 128 x 64: no room to split
+  // 128 tiles of 128 x 64, no room to split them: one a CTA up to 64 k-blocks, then the 128 x 128 split.
+  EXPECT_EQ(grid(1024, 1024, 4096), (std::pair{g::tiles_128x64, 1u}));
+  EXPECT_EQ(grid(1024, 1024, 4160), (std::pair{g::split_128x128, 2u}));
   EXPECT_EQ(grid(1024, 1024, 384), (std::pair{g::tiles_128x128, 1u}));   // 6 k-blocks: no split
   EXPECT_EQ(grid(512, 4096, 4096), (std::pair{g::tiles_128x128, 1u}));   // 128 tiles: more than half the SMs
   EXPECT_EQ(grid(4096, 4096, 4096), (std::pair{g::tiles_128x256, 1u}));  // 512 tiles of 128 x 256: whole waves
@@ -233,15 +235,17 @@ TEST(GemmTcSelect, FewTilesRunOnThePersistentRungWhereItsGridIsFaster) {
   EXPECT_EQ(r6, rung(256, 2048, 960));    // 15 k-blocks: fewer than were measured
   EXPECT_EQ(r5, rung(256, 1024, 1024));   // the 128 x 64 split, 16 k-blocks: 6.4 against 8.1
   EXPECT_EQ(r6, rung(512, 512, 512));     // ... 8: level (5.7 against 5.6)
-  EXPECT_EQ(r5, rung(1024, 1024, 3072));  // the 128 x 128 split, 48 k-blocks: 17.1 against 18.6
+  // 128 x 64 tiles a CTA from 12 k-blocks: 768^3 5.5 against 7.1 us, 1024^3 6.9 against 8.6.
+  EXPECT_EQ(r5, rung(768, 768, 768));
+  EXPECT_EQ(r5, rung(1024, 1024, 1024));
+  EXPECT_EQ(r6, rung(1024, 1024, 704));   // 11
   EXPECT_EQ(r5, rung(1024, 1024, 4096, gemm_op::n, gemm_op::t, gemm_tc_input::f16));
-  EXPECT_EQ(r5, rung(1024, 1024, 2048));  // 32: level on the H100 (13.3 both), 11.8 against 13.4 on the H200
-  EXPECT_EQ(r6, rung(1024, 1024, 1984));  // 31
-  EXPECT_EQ(r6, rung(1024, 1024, 1536));  // 24: 11.6 against 10.9 (H100), level on the H200
-  EXPECT_EQ(r6, rung(1024, 1024, 1024));  // 16: 9.9 against 8.3
+  // Past 64 k-blocks the 128 x 128 split, from 32 k-blocks (33.6 against 45.9 us at 1024x1024x8192).
+  EXPECT_EQ(r5, rung(1024, 1024, 8192));
   EXPECT_EQ(r6, rung(512, 4096, 4096));   // 128 tiles: no few-tile grid
   EXPECT_EQ(r6, rung(4096, 4096, 4096));
   EXPECT_EQ(r6, rung(1024, 1024, 4096, gemm_op::n, gemm_op::t, gemm_tc_input::e4m3));  // FP8: not measured
+  EXPECT_EQ(r6, rung(1024, 1024, 384));   // 6 k-blocks: no few-tile grid
   // Rung 5 reads a B stored k x n, not an A stored k x m: rung 6 reads that one as stored.
   EXPECT_EQ(r5, rung(1024, 1024, 4096, gemm_op::n, gemm_op::n));
   EXPECT_EQ(r6, rung(1024, 1024, 4096, gemm_op::t, gemm_op::t));

@@ -264,7 +264,7 @@ std::vector<case_t> canonical_cases() {
   };
   if (!memlab::test::small_sizes()) {
     v.push_back({300, 520, 1000});
-    v.push_back({128, 5120, 512});  // 80 tiles of 128 x 64 are too many to split: 40 of 128 x 128, S = 2
+    v.push_back({128, 5120, 512});  // 80 tiles of 128 x 64 are too many to split: one a CTA
     v.push_back({128, 1024, 4096});  // a decode batch's shape: rung 2 splits its 8 tiles 4 ways (16 before the partials' cap)
   }
   return v;
@@ -836,27 +836,31 @@ TEST(GemmTc, ReadsAStoredKByM) {
 }
 
 // Few tiles with m > 128: automatic takes rung 5's few-tile grids where they run faster than rung 6
-// (persistent_takes_few_tiles, CPU-tested): 64 x 64 tiles a CTA, the 128 x 64 split and the 128 x 128
-// split, each in the canonical layout and with B stored k x n (rung 5 reads it as stored); with A
-// stored k x m rung 6 reads it as stored instead. Against the double-precision reference; where
-// this device's rule takes another rung, the same shapes still have to come out right.
+// (persistent_takes_few_tiles, CPU-tested): 64 x 64 tiles a CTA, the 128 x 64 split, 128 x 64 tiles a
+// CTA and the 128 x 128 split, in the canonical layout and with B stored k x n (rung 5 reads it as
+// stored); with A stored k x m rung 6 reads it as stored instead. Against the double-precision
+// reference; where this device's rule takes another rung, the same shapes still have to come out right.
 TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
   MEMLAB_REQUIRE_GPU();
   if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::cluster, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
   bool const small = memlab::test::small_sizes();
-  // 64 x 64 tiles (16 k-blocks) and the 128 x 64 split (17) in every layout and type; at full size also
-  // the 128 x 128 split (34 tiles, 40 k-blocks: in BF16, canonical and B stored k x n; the host
-  // reference's time). At sanitizer sizes 64 x 64 tiles and the 128 x 64 split.
+  // 64 x 64 tiles (16 k-blocks), the 128 x 64 split (17) and 128 x 64 tiles a CTA (16, n past a whole
+  // tile, alpha and beta) in every layout and type, at full size and sanitizer sizes; at full size
+  // also 128 x 64 tiles a CTA at 40 k-blocks and the 128 x 128 split at 65 (34 tiles; BF16, canonical
+  // and B stored k x n: the host reference's time).
   struct few_case {
     case_t c;
     bool every_layout;
   };
   std::vector<few_case> const cases =
       small ? std::vector<few_case>{{{192, 2048, 1024}, true},
-                                    {{320, 512, 1600, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f}, true}}
+                                    {{320, 512, 1600, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f}, true},
+                                    {{384, 1480, 1024, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 0.5f, 0.25f}, true}}
             : std::vector<few_case>{{{256, 2048, 1024}, true},
                                     {{256, 1024, 1088, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f}, true},
-                                    {{256, 2176, 2560}, false}};
+                                    {{384, 1480, 1024, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 0.5f, 0.25f}, true},
+                                    {{256, 2176, 2560}, false},
+                                    {{256, 2176, 4160}, false}};
   memlab::gemm_tc_target const target = memlab::gemm_tc_current_target();
   int on_rung5 = 0, rung5_expected = 0;
   std::string skipped;

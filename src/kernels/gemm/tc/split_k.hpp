@@ -32,9 +32,15 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
 }
 
 /// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
-/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64 tile a CTA or split-K inside a
-/// cluster on 128 x 64 or 128 x 128 tiles.
-enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, split_128x128 };
+/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64 or 128 x 64 tile a CTA or split-K
+/// inside a cluster on 128 x 64 or 128 x 128 tiles.
+enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128 };
+
+/// The most k-blocks a tile for which 128 x 64 tiles a CTA (one wave, no split) run instead of the
+/// 128 x 128 split in two: 7-40% less time up to 64 (k = 768-4096), 7% more at 128 (1024x1024x8192,
+/// where each CTA reads 1.5x the split's bytes through L2: 24 KB a k-block against 32 KB every other
+/// one); H100, BF16, docs/tc-gemm.md, "Session 31".
+constexpr int one_tile_128x64_max_kblocks = 64;
 struct persistent_plan {
   persistent_grid grid = persistent_grid::tiles_128x256;
   unsigned splits = 1;  ///< CTAs a tile (the split grids)
@@ -48,7 +54,8 @@ struct persistent_plan {
 ///    the H100: 12.2 us, against 13.7 for the 128 x 64 split and 18.0 for 64 x 128 tiles split in two;
 ///    docs/tc-gemm.md, "Decode batches"); else 128 x 64 tiles split where they still leave SMs for a
 ///    split (twice the tiles, so half the split and twice the k-blocks a CTA: 13.7 us there against
-///    18.3 for 128 x 128 tiles split in four); else the 128 x 128 split.
+///    18.3 for 128 x 128 tiles split in four); else 128 x 64 tiles a CTA where they make one wave
+///    and k is not long (one_tile_128x64_max_kblocks); else the 128 x 128 split.
 ///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles, else 128 x 128.
 template <class MaxClusters>
 persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_count, MaxClusters&& max_clusters) {
@@ -60,6 +67,7 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
     if (unsigned const s64 = split_k_splits(tiles_m * ((n + 63) / 64), nk, sm_count, [&](unsigned s) { return max_clusters(64, s); });
         s64 > 1)
       return {persistent_grid::split_128x64, s64};
+    if (nk <= one_tile_128x64_max_kblocks && tiles_m * ((n + 63) / 64) <= sm_count) return {persistent_grid::tiles_128x64, 1};
     return {persistent_grid::split_128x128, splits};
   }
   return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
@@ -73,20 +81,24 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 ///  - 64 x 64 tiles a CTA, the whole k: 0.49-0.58 with 16-64 k-blocks (k = 1024-4096);
 ///  - the 128 x 64 split (in two on both cards): 0.75-0.79 with 16 k-blocks, 0.50-0.63 with 32-64;
 ///    level (H100) or 0.93 (H200) with 8 (512^3);
-///  - the 128 x 128 split in two: 1.06-1.19 with 16 k-blocks (both cards) and 24 (H100; level on the
-///    H200), level (H100) or 0.88 (H200) with 32, 0.74-0.92 with 48-64, 0.68-0.78 with 128.
+///  - 128 x 64 tiles a CTA (H100): 0.77-0.86 with 12-24 k-blocks, 0.76-0.78 with 32, 0.67-0.76 with
+///    64 (768^3, 1024^3, 256x4096x{1024,2048,4096}, 1024x1024x{1536,2048,4096}, ...);
+///  - the 128 x 128 split in two (now only past 64 k-blocks): 1.06-1.19 with 16 k-blocks and 24
+///    (H100; level on the H200), level (H100) or 0.88 (H200) with 32, 0.74-0.92 with 48-64,
+///    0.68-0.78 with 128.
 /// Fewer k-blocks than were measured winning or level keep rung 6, as does rung 5's persistent grid.
 /// The count is the tile's, not a CTA's: gemm_tc_select asks plan_persistent without the device's
 /// cluster occupancy, which may halve the split (the H100 and the H200 ran the 128 x 64 split in two
 /// where the plan without it says four). The 128 x 128 split arises only with 34-66 such tiles on
 /// 132 SMs, so in two.
 struct few_tile_min_kblocks {
-  static constexpr int tiles_64x64 = 16, split_128x64 = 16, split_128x128 = 32;
+  static constexpr int tiles_64x64 = 16, split_128x64 = 16, tiles_128x64 = 12, split_128x128 = 32;
 };
 inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
   switch (plan.grid) {
     case persistent_grid::tiles_64x64: return nk >= few_tile_min_kblocks::tiles_64x64;
     case persistent_grid::split_128x64: return nk >= few_tile_min_kblocks::split_128x64;
+    case persistent_grid::tiles_128x64: return nk >= few_tile_min_kblocks::tiles_128x64;
     case persistent_grid::split_128x128: return nk >= few_tile_min_kblocks::split_128x128;
     default: return false;
   }
