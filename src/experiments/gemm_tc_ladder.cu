@@ -280,25 +280,22 @@ void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n
     rung = gemm_tc_select(gs, gemm_tc_current_target());
     prefix = gemm_tc_rung_name(rung) + ": ";
   }
-  if (rung == gemm_tc_rung::persistent) {  // its tiles, and where it splits K, how many ways
-    namespace tc = detail::gemm_tc;
-    int const sms = memlab::gemm_tc_current_target().sm_count;
-    s.set_extra("kernel", prefix + (in_bytes == 1 ? tc::persistent_kernel_name<__nv_fp8_e4m3>(m, n, k, sms)
-                                    : f16         ? tc::persistent_kernel_name<__half>(m, n, k, sms)
-                                                  : tc::persistent_kernel_name<__nv_bfloat16>(m, n, k, sms)));
+  namespace tc = detail::gemm_tc;
+  int const sms = memlab::gemm_tc_current_target().sm_count;
+  auto const of_type = [&](auto name) {  // name(T{}) for the row's input type T
+    return in_bytes == 1 ? name(__nv_fp8_e4m3{}) : f16 ? name(__half{}) : name(__nv_bfloat16{});
+  };
+  if (rung == gemm_tc_rung::persistent) {  // its grid: tiles, and where it splits K, how many ways
+    s.set_extra("kernel", prefix + of_type([&](auto t) { return tc::persistent_kernel_name<decltype(t)>(m, n, k, sms); }));
     return;
   }
   if (rung == gemm_tc_rung::mma_sync) {  // its stages and blocks an SM, and where it splits K, how many ways
-    namespace tc = detail::gemm_tc;
-    int const sms = memlab::gemm_tc_current_target().sm_count;
-    s.set_extra("kernel", prefix + (in_bytes == 1 ? tc::mma_sync_kernel_name<__nv_fp8_e4m3>(m, n, k, sms)
-                                    : f16         ? tc::mma_sync_kernel_name<__half>(m, n, k, sms)
-                                                  : tc::mma_sync_kernel_name<__nv_bfloat16>(m, n, k, sms)));
+    s.set_extra("kernel", prefix + of_type([&](auto t) { return tc::mma_sync_kernel_name<decltype(t)>(m, n, k, sms); }));
     return;
   }
   if (rung != gemm_tc_rung::cluster) return;
-  s.set_extra("kernel", prefix + detail::gemm_tc::cluster_kernel_name(f16, m, n, k, detail::gemm_tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
-                                                             detail::gemm_tc::cluster_row_alignment(a, row_bytes, b, row_bytes, in_bytes)));
+  s.set_extra("kernel", prefix + tc::cluster_kernel_name(f16, m, n, k, tc::cluster_c_tma_store(c, n, out_bytes, 0.f),
+                                                         tc::cluster_row_alignment(a, row_bytes, b, row_bytes, in_bytes)));
 }
 
 /// The row pitch of A and B in elements: k rounded up to 16 bytes (what TMA and cp.async need), or
@@ -1006,14 +1003,14 @@ memlab::bench::registrar const reg_cluster_survey{[] {
 }()};
 
 // Few tiles with m > 128 (docs/tc-gemm.md, "Session 31"): rung 6 runs them by its wave count on
-// 2-CTA clusters; rung 5, where its 128 x 128 tiles fill at most half the SMs, splits K inside a
-// cluster or runs a 64 x 64 tile a CTA (split_k.hpp, plan_persistent). Each beside the library's
-// choice, every row paired with cuBLAS.
+// 2-CTA clusters; rung 5, where its 128 x 128 tiles fill at most half the SMs, runs a 64 x 64 or
+// 128 x 64 tile a CTA or splits K inside a cluster (split_k.hpp, plan_persistent). Each beside the
+// library's choice, every row paired with cuBLAS.
 memlab::bench::registrar const reg_few_tiles{[] {
   using namespace memlab::bench;
   experiment e = cluster_experiment(
       {"gemm.tc_few_tiles",
-       "Tensor-core GEMM at few tiles (m > 128): rung 5's split-K and 64x64 grids against rung 6's kernels",
+       "Tensor-core GEMM at few tiles (m > 128): rung 5's few-tile grids (64x64 or 128x64 tiles a CTA, split-K) against rung 6's kernels",
        {"automatic", "persistent", "cluster"},
        {"256", "384", "512", "768", "1024", "1280", "256x1024x4096", "256x2048x4096", "256x4096x4096", "256x4096x1024",
         "512x1024x4096", "512x2048x4096", "512x2048x2048", "768x1024x4096", "1024x1024x4096", "1024x1024x8192",
@@ -1028,16 +1025,16 @@ memlab::bench::registrar const reg_few_tiles{[] {
        "Which rung runs 1024^3 fastest?",
        "1024",
        "Where a problem has few tiles, rung 6 (2-CTA clusters, B multicast) runs them one per CTA with the whole k, and "
-       "most SMs idle. Rung 5 instead splits K over the CTAs of a cluster (2-8 a tile, partial sums added through "
-       "distributed shared memory) or runs a 64 x 64 tile a CTA. Each row is the library's choice (automatic), rung 5 or "
+       "most SMs idle. Rung 5 instead runs a 64 x 64 or 128 x 64 tile a CTA, or splits K over the CTAs of a cluster (2-8 "
+       "a tile, partial sums added through distributed shared memory). Each row is the library's choice (automatic), rung 5 or "
        "rung 6 named, or one of rung 6's cooperative tiles forced; extra.kernel names the grid a row ran.",
        "gemm_tc_few_tiles.png",
        "Few tiles: speed as a fraction of cuBLAS"});
   e.axes.front() = variant_axis({"automatic", "persistent", "cluster", "coop128x128", "coop128x256"},
                                 {"automatic", "persistent", "cluster"});
   e.describe_axis("variant", "",
-                  "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its split-K or "
-                  "64x64 grid where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule; "
+                  "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its 64x64 or 128x64 "
+                  "tiles a CTA or its split-K where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule; "
                   "coop128x128, coop128x256: rung 6's cooperative kernel at one tile forced");
   e.body = [](state& s) {
     using memlab::detail::gemm_tc::cluster_family;

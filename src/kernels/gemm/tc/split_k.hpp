@@ -36,15 +36,16 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
 /// inside a cluster on 128 x 64 or 128 x 128 tiles.
 enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128 };
 
+struct persistent_plan {
+  persistent_grid grid = persistent_grid::tiles_128x256;
+  unsigned splits = 1;  ///< CTAs a tile (the split grids)
+};
+
 /// The most k-blocks a tile for which 128 x 64 tiles a CTA (one wave, no split) run instead of the
 /// 128 x 128 split in two: 7-40% less time up to 64 (k = 768-4096), 7% more at 128 (1024x1024x8192,
 /// where each CTA reads 1.5x the split's bytes through L2: 24 KB a k-block against 32 KB every other
 /// one); H100, BF16, docs/tc-gemm.md, "Session 31".
 constexpr int one_tile_128x64_max_kblocks = 64;
-struct persistent_plan {
-  persistent_grid grid = persistent_grid::tiles_128x256;
-  unsigned splits = 1;  ///< CTAs a tile (the split grids)
-};
 
 /// Rung 5's grid for an m x n problem of `nk` k-blocks (launch_persistent runs it; the records name
 /// it). `max_clusters(bn, s)`: how many clusters of s split-K CTAs on 128 x bn tiles the device
