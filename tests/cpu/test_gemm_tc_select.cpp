@@ -212,22 +212,14 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
 // Where automatic takes rung 5 over rung 6 at m > 128: its few-tile grids where a tile has the k-blocks
 // they were measured winning with (docs/tc-gemm.md, "Session 31").
 TEST(GemmTcSelect, FewTilesRunOnThePersistentRungWhereItsGridIsFaster) {
-  memlab::gemm_tc_target t;
-  t.image_arch = 90;
-  t.sm90a = true;
-  t.device_cc = 90;
-  t.smem_per_block_optin_bytes = 232448;
-  t.sm_count = 132;
+  auto const h = target(90, true, 90);  // 132 SMs
   auto rung = [&](std::int64_t m, std::int64_t n, std::int64_t k, gemm_op a = gemm_op::n, gemm_op b = gemm_op::t,
                   gemm_tc_input in = gemm_tc_input::bf16) {
-    memlab::gemm_tc_shape s;
+    memlab::gemm_tc_shape s = shape(a, b, in);
     s.m = m;
     s.n = n;
     s.k = k;
-    s.op_a = a;
-    s.op_b = b;
-    s.input = in;
-    return memlab::gemm_tc_select(s, t);
+    return memlab::gemm_tc_select(s, h);
   };
   auto const r5 = gemm_tc_rung::persistent, r6 = gemm_tc_rung::cluster;
   EXPECT_EQ(r5, rung(256, 2048, 1024));   // 64 x 64 tiles, 16 k-blocks: 4.7 against 8.2 us
