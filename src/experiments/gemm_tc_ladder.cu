@@ -265,21 +265,14 @@ void pair_with_cublas(bench::state& s, weight_ring<In> const& ring, std::functio
   s.exec_paired(ours, best, best_launch);
 }
 
-/// Rung 6 runs one of its kernels by a rule (cluster_plan.hpp): its row names which, from what the
-/// rule looks at (C's TMA store; whether A's and B's rows, `row_bytes` apart, start on lines or sectors). The
-/// FP8 kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
-void set_kernel_extra(bench::state& s, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c, int out_bytes,
-                      void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
-  std::string prefix;  // `automatic` names the rung it took
-  if (rung == gemm_tc_rung::automatic) {
-    gemm_tc_shape gs;
-    gs.m = m;
-    gs.n = n;
-    gs.k = k;
-    gs.input = in_bytes == 1 ? gemm_tc_input::e4m3 : f16 ? gemm_tc_input::f16 : gemm_tc_input::bf16;
-    rung = gemm_tc_select(gs, gemm_tc_current_target());
-    prefix = gemm_tc_rung_name(rung) + ": ";
-  }
+/// The row's extra.kernel: what rung `rung` (the one the call runs, begin_point's `ran`) runs for the
+/// problem, by its plan; a row `asked` for `automatic` names the rung first. Rungs 2 and 5 name their
+/// grid; rung 6 runs one of its kernels by a rule (cluster_plan.hpp), named from what the rule looks at
+/// (C's TMA store; whether A's and B's rows, `row_bytes` apart, start on lines or sectors). The FP8
+/// kernels' cluster capacities are the BF16 ones' (the same shared memory and registers).
+void set_kernel_extra(bench::state& s, gemm_tc_rung asked, gemm_tc_rung rung, bool f16, int m, int n, int k, void const* c,
+                      int out_bytes, void const* a, void const* b, std::int64_t row_bytes, int in_bytes) {
+  std::string const prefix = asked == gemm_tc_rung::automatic ? gemm_tc_rung_name(rung) + ": " : std::string();
   namespace tc = detail::gemm_tc;
   int const sms = memlab::gemm_tc_current_target().sm_count;
   auto const of_type = [&](auto name) {  // name(T{}) for the row's input type T
@@ -335,6 +328,7 @@ void fill_operands(bench::state& s, device_buffer<In>& a, std::size_t a_elems, d
 /// (k rounded up to the point's row alignment, in params.ld), and the skip where the rung cannot
 /// run the input type on this device or image.
 struct point_dims {
+  gemm_tc_rung ran;  ///< the rung the call runs (gemm_tc_select's for `automatic`)
   int m, n, k, ld;
   std::size_t mk, nk, mn;  // elements of A, B (pitched) and C
 };
@@ -349,9 +343,9 @@ point_dims begin_point(bench::state& s, gemm_tc_rung rung, shape sh, gemm_tc_inp
   gs.k = d.k;
   gs.input = input;
   gemm_tc_target const target = gemm_tc_current_target();
-  gemm_tc_rung const ran = rung == gemm_tc_rung::automatic ? gemm_tc_select(gs, target) : rung;
-  if (auto why = gemm_tc_unavailable(ran, gs, target); !why.empty()) s.skip(why);
-  set_tensor_peak(s, ran, input);
+  d.ran = rung == gemm_tc_rung::automatic ? gemm_tc_select(gs, target) : rung;
+  if (auto why = gemm_tc_unavailable(d.ran, gs, target); !why.empty()) s.skip(why);
+  set_tensor_peak(s, d.ran, input);
   d.ld = row_pitch(s, d.k, elem_bytes);
   s.result().params["ld"] = d.ld;
   d.mk = static_cast<std::size_t>(d.m) * d.ld;
@@ -389,7 +383,7 @@ void run_point(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32, bool 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel_tol(out_f32 ? "f32" : "same", f16), abs_tol(k)));
-    set_kernel_extra(s, rung, f16, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), 2 * ld, 2);
+    set_kernel_extra(s, rung, d.ran, f16, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), 2 * ld, 2);
     s.add_writes<Out>(mn);
     // The peers: cublasGemmEx with its default algorithm (what a cuBLAS user gets) and cublasLt at its best.
     cudaDataType_t const in_t = f16 ? CUDA_R_16F : CUDA_R_16BF;
@@ -446,7 +440,7 @@ void run_point_e4m3(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) 
     ours(st);
     MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
     s.set_verification(compare(c.data(), ref.data(), m, n, rel, abs, ref_text));
-    set_kernel_extra(s, rung, false, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), ld, 1);
+    set_kernel_extra(s, rung, d.ran, false, m, n, k, c.data(), sizeof(Out), a.data(), b.data(), ld, 1);
     s.add_writes<Out>(mn);
     cudaDataType_t const out_t = out_f32 ? CUDA_R_32F : CUDA_R_16BF;
     nlohmann::json peers = nlohmann::json::object();
