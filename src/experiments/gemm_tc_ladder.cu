@@ -1024,12 +1024,13 @@ memlab::bench::registrar const reg_few_tiles{[] {
        "rung 6 named, or one of rung 6's cooperative tiles forced; extra.kernel names the grid a row ran.",
        "gemm_tc_few_tiles.png",
        "Few tiles: speed as a fraction of cuBLAS"});
-  e.axes.front() = variant_axis({"automatic", "persistent", "cluster", "coop128x128", "coop128x256"},
+  e.axes.front() = variant_axis({"automatic", "persistent", "cluster", "coop128x128", "coop128x256", "coop128x64"},
                                 {"automatic", "persistent", "cluster"});
   e.describe_axis("variant", "",
                   "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its 64x64 or 128x64 "
                   "tiles a CTA or its split-K where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule; "
-                  "coop128x128, coop128x256: rung 6's cooperative kernel at one tile forced");
+                  "coop128x128, coop128x256: rung 6's cooperative kernel at one tile forced; coop128x64: the same on 128x64 tiles, "
+                  "pairs along N sharing A");
   e.body = [](state& s) {
     using memlab::detail::gemm_tc::cluster_family;
     std::string const v = s.variant();

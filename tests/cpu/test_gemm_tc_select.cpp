@@ -341,7 +341,7 @@ TEST(GemmTcClusterPlan, FamiliesByName) {
     auto const f = static_cast<cluster_family>(i);
     EXPECT_EQ(cluster_family_from_name(cluster_family_name(f)), f);
   }
-  EXPECT_EQ(families, static_cast<std::size_t>(cluster_family::coop128x128) + 1);
+  EXPECT_EQ(families, static_cast<std::size_t>(cluster_family::coop128x64) + 1);
   EXPECT_EQ(cluster_family_from_name("auto"), cluster_family::automatic);
   EXPECT_THROW(cluster_family_from_name("pingpong128"), memlab::error);
 }

@@ -322,6 +322,9 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144, cluster_family::pingpong144, 
 // `cooperative` takes 128 x 128 (few pairs) and the reverse.
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256, cluster_family::coop128x256, run_cluster_rung)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128, cluster_family::coop128x128, run_cluster_rung)
+// The cooperative kernel on 128 x 64 tiles, pairs along N sharing A (session 32): an odd tile count
+// leaves the last tile alone, pairs wrap rows (own A), C one box wide (16-bit) or two (FP32).
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x64, cluster_family::coop128x64, run_cluster_rung)
 
 // Rung 6's own edges: the TMA store epilogue (beta = 0, C 16-byte aligned, ldc bytes a
 // multiple of 16) against its register fallback, a pair whose second tile lies past m (odd
@@ -364,6 +367,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176Edges, cluster_family::pingpong
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144Edges, cluster_family::pingpong144, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256Edges, cluster_family::coop128x256, run_cluster_edges)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128Edges, cluster_family::coop128x128, run_cluster_edges)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x64Edges, cluster_family::coop128x64, run_cluster_edges)
 
 // Rungs 5 and 6 walking several tiles per block (their barrier phases wrap across tiles): both
 // tile widths (128 x 256 with many pairs, 128 x 128 in a partial last wave), odd tile rows.
@@ -426,7 +430,7 @@ TEST(GemmTc, PersistentAndClusterWalkManyTiles) {
   for (cluster_family f : {cluster_family::cooperative, cluster_family::pingpong192, cluster_family::pingpong160,
                            cluster_family::cooperative256, cluster_family::pingpong192s, cluster_family::pingpong160s,
                            cluster_family::pingpong176, cluster_family::pingpong144, cluster_family::coop128x256,
-                           cluster_family::coop128x128}) {
+                           cluster_family::coop128x128, cluster_family::coop128x64}) {
     family_scope const scope(f);
     SCOPED_TRACE(memlab::detail::gemm_tc::cluster_family_name(f));
     check_many_tiles<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::cluster, 4224, 2152, 200);
@@ -504,6 +508,7 @@ MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong176EpilogueWalk, cluster_family::p
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterPingpong144EpilogueWalk, cluster_family::pingpong144, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x256EpilogueWalk, cluster_family::coop128x256, run_cluster_epilogue_walk)
 MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x128EpilogueWalk, cluster_family::coop128x128, run_cluster_epilogue_walk)
+MEMLAB_TC_CLUSTER_FAMILY_TESTS(ClusterCoop128x64EpilogueWalk, cluster_family::coop128x64, run_cluster_epilogue_walk)
 
 // FP8 (E4M3) on rung 6, each kernel forced and the rule's choice: the canonical cases and rung
 // 6's edges (rows padded to whole 16-byte units, as E4M3 needs), BF16 and FP32 C; then the
@@ -532,6 +537,7 @@ MEMLAB_TC_E4M3_TESTS(ClusterPingpong176, cluster_family::pingpong176)
 MEMLAB_TC_E4M3_TESTS(ClusterPingpong144, cluster_family::pingpong144)
 MEMLAB_TC_E4M3_TESTS(ClusterCoop128x256, cluster_family::coop128x256)
 MEMLAB_TC_E4M3_TESTS(ClusterCoop128x128, cluster_family::coop128x128)
+MEMLAB_TC_E4M3_TESTS(ClusterCoop128x64, cluster_family::coop128x64)
 
 // FP8 on rungs 2-5: the canonical cases (rung 5's 64 x 64 decode tiles and its split-K among
 // them), BF16 and FP32 C.

@@ -295,6 +295,7 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
   switch (plan.grid) {
     case persistent_grid::tiles_64x64: launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count); return;
     case persistent_grid::split_128x64: launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
+    case persistent_grid::split_64x64: launch_ws<In, 64, ws_mode::split_k, 64>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x64: launch_ws<In, 64, ws_mode::one_tile>(p, st, sm_count); return;
     case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
@@ -309,6 +310,7 @@ std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t 
   switch (plan.grid) {
     case persistent_grid::tiles_64x64: return "64x64, a tile a CTA";
     case persistent_grid::split_128x64: return "128x64, K split " + s + " ways in a cluster";
+    case persistent_grid::split_64x64: return "64x64, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x64: return "128x64, a tile a CTA";
     case persistent_grid::split_128x128: return "128x128, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x256: return "persistent 128x256";

@@ -1195,13 +1195,14 @@ void launch_cluster(problem const& p, cudaStream_t st) {
     case cluster_tile::pingpong_160x128_swapped: launch<pingpong<In, 160, true>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x176: launch<pingpong<In, 176>>(p, st, tma_store); break;
     case cluster_tile::pingpong_128x144: launch<pingpong<In, 144>>(p, st, tma_store); break;
+    case cluster_tile::coop_128x64: launch<cooperative<In, 128, 64, pair_share::a>>(p, st, tma_store); break;
   }
 }
 
 std::size_t smem_cluster() {
   return std::max({cl_config<128, 256>::smem_bytes, cl_config<128, 128>::smem_bytes, cl_config<256, 152>::smem_bytes,
                    pp_config<192>::smem_bytes, pp_config<160>::smem_bytes, pp_config<176>::smem_bytes,
-                   pp_config<144>::smem_bytes});
+                   pp_config<144>::smem_bytes, cl_config<128, 64>::smem_bytes});
 }
 
 template void launch_cluster<__half>(problem const&, cudaStream_t);

@@ -30,6 +30,10 @@ enum class cluster_tile : int {
   /// 32-row boxes would need a tail box in the transposed store), for widths between the others.
   pingpong_128x176,
   pingpong_128x144,
+  /// Cooperative on 128 x 64 tiles, pairs along N sharing A (each CTA loads 64 of its 128 rows): for
+  /// few tiles, where each CTA has one tile and what it pulls through L2 a k-block bounds it (16 KB
+  /// against 24 for rung 5's 128 x 64 tiles a CTA).
+  coop_128x64,
 };
 
 /// Which of rung 6's kernels may run: the rule's choice, or one family forced (GPU tests,
@@ -39,11 +43,11 @@ enum class cluster_tile : int {
 /// 128 x 128); coop128x256 and coop128x128 force one of the two.
 enum class cluster_family : int {
   automatic, cooperative, pingpong192, pingpong160, cooperative256, pingpong192s, pingpong160s, pingpong176, pingpong144,
-  coop128x256, coop128x128
+  coop128x256, coop128x128, coop128x64
 };
 inline constexpr char const* cluster_family_names[] = {"auto",         "cooperative",  "pingpong192",  "pingpong160",
                                                        "cooperative256", "pingpong192s", "pingpong160s", "pingpong176",
-                                                       "pingpong144",  "coop128x256",  "coop128x128"};
+                                                       "pingpong144",  "coop128x256",  "coop128x128",  "coop128x64"};
 inline char const* cluster_family_name(cluster_family f) { return cluster_family_names[static_cast<int>(f)]; }
 inline cluster_family cluster_family_from_name(std::string const& name) {
   for (int i = 0; i < static_cast<int>(std::size(cluster_family_names)); ++i)
@@ -167,6 +171,7 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::pingpong144) return cluster_tile::pingpong_128x144;
   if (allowed == cluster_family::coop128x256) return cluster_tile::coop_128x256;
   if (allowed == cluster_family::coop128x128) return cluster_tile::coop_128x128;
+  if (allowed == cluster_family::coop128x64) return cluster_tile::coop_128x64;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   double const nk = static_cast<double>((k + 63) / 64);
@@ -286,6 +291,7 @@ inline char const* cluster_tile_name(cluster_tile t) {
     case cluster_tile::pingpong_160x128_swapped: return "pingpong 160x128 (swapped)";
     case cluster_tile::pingpong_128x176: return "pingpong 128x176";
     case cluster_tile::pingpong_128x144: return "pingpong 128x144";
+    case cluster_tile::coop_128x64: return "cooperative 128x64 (pairs along N)";
   }
   return "?";
 }

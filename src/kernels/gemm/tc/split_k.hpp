@@ -34,7 +34,7 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
 /// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
 /// the 128 x 128 tiles fill at most half the SMs, one 64 x 64 or 128 x 64 tile a CTA or split-K
 /// inside a cluster on 128 x 64 or 128 x 128 tiles.
-enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128 };
+enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64 };
 
 struct persistent_plan {
   persistent_grid grid = persistent_grid::tiles_128x256;
@@ -65,10 +65,13 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
       splits > 1) {
     std::int64_t const tiles_64x64 = ((m + 63) / 64) * ((n + 63) / 64);
     if (2 * tiles_64x64 > sm_count && tiles_64x64 <= sm_count) return {persistent_grid::tiles_64x64, 1};
-    if (unsigned const s64 = split_k_splits(tiles_m * ((n + 63) / 64), nk, sm_count, [&](unsigned s) { return max_clusters(64, s); });
-        s64 > 1)
-      return {persistent_grid::split_128x64, s64};
-    if (nk <= one_tile_128x64_max_kblocks && tiles_m * ((n + 63) / 64) <= sm_count) return {persistent_grid::tiles_128x64, 1};
+    std::int64_t const tiles_128x64 = tiles_m * ((n + 63) / 64);
+    unsigned const s64 = split_k_splits(tiles_128x64, nk, sm_count, [&](unsigned s) { return max_clusters(64, s); });
+    if (unsigned const s6464 = split_k_splits(tiles_64x64, nk, sm_count, [&](unsigned s) { return max_clusters(64, s); });
+        s6464 > 1 && tiles_64x64 * s6464 > tiles_128x64 * s64)
+      return {persistent_grid::split_64x64, s6464};
+    if (s64 > 1) return {persistent_grid::split_128x64, s64};
+    if (nk <= one_tile_128x64_max_kblocks && tiles_128x64 <= sm_count) return {persistent_grid::tiles_128x64, 1};
     return {persistent_grid::split_128x128, splits};
   }
   return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
@@ -101,6 +104,7 @@ inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
     case persistent_grid::split_128x64: return nk >= few_tile_min_kblocks::split_128x64;
     case persistent_grid::tiles_128x64: return nk >= few_tile_min_kblocks::tiles_128x64;
     case persistent_grid::split_128x128: return nk >= few_tile_min_kblocks::split_128x128;
+    case persistent_grid::split_64x64: return nk >= few_tile_min_kblocks::split_128x64;
     default: return false;
   }
 }
