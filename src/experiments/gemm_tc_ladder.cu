@@ -1018,9 +1018,10 @@ memlab::bench::registrar const reg_few_tiles{[] {
        "SMs (m > 128, so rung 6 may run), and three with more tiles",
        "Which rung runs 1024^3 fastest?",
        "1024",
-       "Where a problem has few tiles, rung 6 (2-CTA clusters, B multicast) runs them one per CTA with the whole k, and "
-       "most SMs idle. Rung 5 instead runs a 64 x 64 or 128 x 64 tile a CTA, or splits K over the CTAs of a cluster (2-8 "
-       "a tile, partial sums added through distributed shared memory). Each row is the library's choice (automatic), rung 5 or "
+       "Where a problem has few tiles, rung 6 (2-CTA clusters, one operand multicast) runs them one per CTA with the whole k, and "
+       "most SMs idle; where its 128 x 64 pairs fit one wave it runs those (pairs along N sharing A). Rung 5 instead runs a "
+       "64 x 64 or 128 x 64 tile a CTA, or splits K over the CTAs of a cluster (2-8 a tile, 128 x 128, 128 x 64 or 64 x 64 "
+       "tiles, partial sums added through distributed shared memory). Each row is the library's choice (automatic), rung 5 or "
        "rung 6 named, or one of rung 6's cooperative tiles forced; extra.kernel names the grid a row ran.",
        "gemm_tc_few_tiles.png",
        "Few tiles: speed as a fraction of cuBLAS"});
@@ -1028,7 +1029,8 @@ memlab::bench::registrar const reg_few_tiles{[] {
                                 {"automatic", "persistent", "cluster"});
   e.describe_axis("variant", "",
                   "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its 64x64 or 128x64 "
-                  "tiles a CTA or its split-K where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule; "
+                  "tiles a CTA or its split-K where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule "
+                  "(128x64 pairs where they fit one wave); "
                   "coop128x128, coop128x256: rung 6's cooperative kernel at one tile forced; coop128x64: the same on 128x64 tiles, "
                   "pairs along N sharing A");
   e.body = [](state& s) {

@@ -204,6 +204,14 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
   EXPECT_EQ(grid(1024, 1024, 384), (std::pair{g::tiles_128x128, 1u}));   // 6 k-blocks: no split
   EXPECT_EQ(grid(512, 4096, 4096), (std::pair{g::tiles_128x128, 1u}));   // 128 tiles: more than half the SMs
   EXPECT_EQ(grid(4096, 4096, 4096), (std::pair{g::tiles_128x256, 1u}));  // 512 tiles of 128 x 256: whole waves
+  // The H100's cluster capacity (fewer than 32 clusters of four): 256 x 1024 splits its 32 tiles of
+  // 128 x 64 in two, 64 CTAs, so its 64 tiles of 64 x 64 split in two instead (128 CTAs). At 128 x 1024
+  // both run 64 CTAs (16 tiles in four, 32 in two): the tie keeps 128 x 64.
+  auto h100 = [](int, unsigned s) { return s == 2 ? 66 : s == 4 ? 30 : 14; };
+  EXPECT_EQ(plan_persistent(256, 1024, 64, 132, h100).grid, g::split_64x64);
+  EXPECT_EQ(plan_persistent(256, 1024, 64, 132, h100).splits, 2u);
+  EXPECT_EQ(plan_persistent(128, 1024, 64, 132, h100).grid, g::split_128x64);
+  EXPECT_EQ(grid(512, 512, 512), (std::pair{g::split_64x64, 2u}));  // 8 k-blocks: 128x64 splits in two only
   // A device that holds no cluster of two: no split, the persistent grid.
   auto none = [](int, unsigned) { return 0; };
   EXPECT_EQ(plan_persistent(1024, 1024, 64, 132, none).grid, g::tiles_128x128);
@@ -503,6 +511,27 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
 }
 
 // How A's and B's rows lie: on 128-byte lines, on 32-byte sectors (16-bit inputs only), or neither.
+// Where rung 6's 128 x 64 pairs (along N, sharing A) fit one wave they run, whatever the count says
+// of the rest (docs/tc-gemm.md, "Session 32"): 29 shapes, 0.85-0.98 of the cooperative 128 x 128
+// kernel's time. Not where they take two waves, not for a device or type that does not weigh them
+// (capacity 0: FP8), and never when a family is forced.
+TEST(GemmTcClusterPlan, OneWaveOfPairsAlongNTakesTheCooperative128x64Kernel) {
+  using memlab::detail::gemm_tc::cluster_family;
+  using memlab::detail::gemm_tc::cluster_pick;
+  using memlab::detail::gemm_tc::cluster_tile;
+  memlab::detail::gemm_tc::cluster_capacity const cap{66, 66, 66, 66, 66, 66, 66};
+  EXPECT_EQ(cluster_pick(256, 256, 256, cap), cluster_tile::coop_128x64);        // 4 pairs: 3.9 against 4.4 us
+  EXPECT_EQ(cluster_pick(512, 512, 512, cap), cluster_tile::coop_128x64);        // 16 pairs: 4.9 against 5.6
+  EXPECT_EQ(cluster_pick(1024, 1024, 8192, cap), cluster_tile::coop_128x64);     // 64 pairs: 39.9 against 45.6
+  EXPECT_EQ(cluster_pick(1024, 1088, 1024, cap), cluster_tile::coop_128x128);    // 68 pairs: two waves
+  EXPECT_EQ(cluster_pick(1280, 1280, 1280, cap), cluster_tile::coop_128x128);    // 100 pairs (measured 14.6 against 10.7)
+  EXPECT_EQ(cluster_pick(1536, 1536, 1536, cap), cluster_tile::pingpong_128x160);
+  EXPECT_EQ(cluster_pick(256, 256, 256, {66, 66, 66, 66, 66, 66}), cluster_tile::coop_128x128);
+  EXPECT_EQ(cluster_pick(256, 256, 256, cap, cluster_family::cooperative), cluster_tile::coop_128x128);
+  EXPECT_EQ(cluster_pick(256, 256, 256, cap, cluster_family::pingpong192), cluster_tile::pingpong_128x192);
+  EXPECT_EQ(cluster_pick(4096, 4096, 4096, cap, cluster_family::coop128x64), cluster_tile::coop_128x64);
+}
+
 TEST(GemmTcClusterPlan, RowAlignmentNeedsBaseAndPitch) {
   using memlab::detail::gemm_tc::cluster_row_alignment;
   using memlab::detail::gemm_tc::row_alignment;

@@ -1117,7 +1117,8 @@ template <class In>
 cluster_tile pick(std::int64_t m, std::int64_t n, std::int64_t k, bool c_tma_store, row_alignment rows) {
   cluster_capacity const cap{max_active_clusters<cooperative<In, 128, 256>>(), max_active_clusters<pingpong<In, 192>>(),
                              max_active_clusters<pingpong<In, 160>>(), max_active_clusters<cooperative<In, 256, 152, pair_share::a>>(),
-                             max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>()};
+                             max_active_clusters<pingpong<In, 176>>(), max_active_clusters<pingpong<In, 144>>(),
+                             sizeof(In) == 2 ? max_active_clusters<cooperative<In, 128, 64, pair_share::a>>() : 0};
   return cluster_pick(m, n, k, cap, current_cluster_family(), c_tma_store, rows);
 }
 /// Rung 6's kernel for an operand stored transposed (B k x n or A k x m): the cooperative tile

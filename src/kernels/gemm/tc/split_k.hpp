@@ -33,7 +33,7 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
 
 /// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
 /// the 128 x 128 tiles fill at most half the SMs, one 64 x 64 or 128 x 64 tile a CTA or split-K
-/// inside a cluster on 128 x 64 or 128 x 128 tiles.
+/// inside a cluster on 128 x 64, 128 x 128 or 64 x 64 tiles.
 enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64 };
 
 struct persistent_plan {
@@ -55,7 +55,10 @@ constexpr int one_tile_128x64_max_kblocks = 64;
 ///    the H100: 12.2 us, against 13.7 for the 128 x 64 split and 18.0 for 64 x 128 tiles split in two;
 ///    docs/tc-gemm.md, "Decode batches"); else 128 x 64 tiles split where they still leave SMs for a
 ///    split (twice the tiles, so half the split and twice the k-blocks a CTA: 13.7 us there against
-///    18.3 for 128 x 128 tiles split in four); else 128 x 64 tiles a CTA where they make one wave
+///    18.3 for 128 x 128 tiles split in four), or 64 x 64 tiles split where those run more CTAs than
+///    that (256x1024x4096 on the H100, which holds fewer than 32 clusters of four: 128 CTAs against
+///    64, 10.6 against 12.0 us; docs/tc-gemm.md, "Session 32"; a tie keeps 128 x 64, as at the decode
+///    batches); else 128 x 64 tiles a CTA where they make one wave
 ///    and k is not long (one_tile_128x64_max_kblocks); else the 128 x 128 split.
 ///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles, else 128 x 128.
 template <class MaxClusters>
@@ -89,14 +92,18 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 ///    64 (768^3, 1024^3, 256x4096x{1024,2048,4096}, 1024x1024x{1536,2048,4096}, ...);
 ///  - the 128 x 128 split in two (now only past 64 k-blocks): 1.06-1.19 with 16 k-blocks and 24
 ///    (H100; level on the H200), level (H100) or 0.88 (H200) with 32, 0.74-0.92 with 48-64,
-///    0.68-0.78 with 128.
+///    0.68-0.78 with 128;
+///  - the 64 x 64 split in two (session 32, H100: 256x1024x{1024,2048,4096}, where the 128 x 64
+///    split ran in two): 0.75, 0.56 and 0.44 of rung 6's cooperative 128 x 128 kernel with 16, 32 and
+///    64 k-blocks, 0.86-0.88 of its own 128 x 64 split's time; 0.93 at 512^3 (8 k-blocks), where rung
+///    6's 128 x 64 pairs (cluster_pick) ran faster still.
 /// Fewer k-blocks than were measured winning or level keep rung 6, as does rung 5's persistent grid.
 /// The count is the tile's, not a CTA's: gemm_tc_select asks plan_persistent without the device's
 /// cluster occupancy, which may halve the split (the H100 and the H200 ran the 128 x 64 split in two
 /// where the plan without it says four). The 128 x 128 split arises only with 34-66 such tiles on
 /// 132 SMs, so in two.
 struct few_tile_min_kblocks {
-  static constexpr int tiles_64x64 = 16, split_128x64 = 16, tiles_128x64 = 12, split_128x128 = 32;
+  static constexpr int tiles_64x64 = 16, split_128x64 = 16, tiles_128x64 = 12, split_128x128 = 32, split_64x64 = 16;
 };
 inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
   switch (plan.grid) {
@@ -104,7 +111,7 @@ inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
     case persistent_grid::split_128x64: return nk >= few_tile_min_kblocks::split_128x64;
     case persistent_grid::tiles_128x64: return nk >= few_tile_min_kblocks::tiles_128x64;
     case persistent_grid::split_128x128: return nk >= few_tile_min_kblocks::split_128x128;
-    case persistent_grid::split_64x64: return nk >= few_tile_min_kblocks::split_128x64;
+    case persistent_grid::split_64x64: return nk >= few_tile_min_kblocks::split_64x64;
     default: return false;
   }
 }
