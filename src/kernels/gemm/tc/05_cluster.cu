@@ -81,8 +81,7 @@ struct tile_bytes {
 
 /// The cooperative kernel's shared memory: slots, and two staging buffers a consumer warpgroup
 /// for its C boxes (64 rows of Box16 bytes for 16-bit C, of Box32 for FP32). 128 x 256 and
-/// 128 x 128 keep 192 KB of slots (4 and 6 stages) and 128-byte boxes, as does 128 x 64 (8 stages,
-/// as rung 5's 128 x 64 tiles); 256 x 152 takes 4
+/// 128 x 128 keep 192 KB of slots (4 and 6 stages) and 128-byte boxes; 256 x 152 takes 4
 /// stages of 51 KB and so stages C in 64-byte boxes (16 KB in all).
 template <int BM, int BN>
 struct cl_config : tile_bytes<BM, BN> {
@@ -90,7 +89,7 @@ struct cl_config : tile_bytes<BM, BN> {
   static constexpr int box16 = BM == 128 ? 128 : 64, box32 = box16;
   static constexpr int epi_buf_bytes = epi_rows * box32;
   static constexpr int epi_bytes = 2 * epi_bufs * epi_buf_bytes;
-  static constexpr int stages = BM == 128 ? (BN == 256 ? 4 : BN == 64 ? 8 : 6) : (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;
+  static constexpr int stages = BM == 128 ? (BN == 256 ? 4 : 6) : (smem_limit - 1024 - epi_bytes) / tile::stage_bytes;
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile::stage_bytes + epi_bytes + 1024;
   static_assert(BM == 128 || BM == 256, "each consumer warpgroup computes one or two m64 blocks");
   static_assert(stages >= 4 && smem_bytes <= smem_limit, "stages + staging + alignment fit 227 KB");
