@@ -14,7 +14,8 @@
 // Where the tiles cannot fill the GPU (m = 128 decode batches: 32 tiles of 128 x 128 for 132
 // SMs), rung 5 instead takes 64 x 64 tiles, one per CTA with a single consumer warpgroup,
 // where those make one wave over more than half the SMs. Otherwise it splits K inside a
-// cluster, on 128 x 64 tiles where those still leave room for a split (else 128 x 128): the
+// cluster, on 128 x 64 tiles where those still leave room for a split (or 64 x 64 where those
+// run more CTAs; else 128 x 128; split_k.hpp, plan_persistent): the
 // S CTAs of a cluster (S = 2, 4 or 8) take the same tile and every S-th k-block (CTA r: r,
 // r + S, ...), park their FP32 partial tiles in their own shared memory (the drained stage
 // slots), and after a cluster barrier CTA r sums rows [r BM/S, (r + 1) BM/S) of all S

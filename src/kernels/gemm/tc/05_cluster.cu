@@ -32,7 +32,8 @@
 // Two kernels share all of the above (sessions 13-14, docs/tc-gemm.md): the cooperative one,
 // whose two consumer warpgroups split each tile (64 x BN each at BM = 128; at 256 x 152, 128 x
 // 152 each as two m64 blocks, the pair along N sharing A instead of B, C in 64-byte boxes plus
-// an unswizzled tail box), and the pingpong one, whose consumer warpgroups own whole 128 x BN
+// an unswizzled tail box; at 128 x 64 the pair along N sharing A too, for one wave of few tiles),
+// and the pingpong one, whose consumer warpgroups own whole 128 x BN
 // tiles in turn (below, before its kernel). cluster_plan.hpp decides which runs for a shape.
 //
 // Stream-K (cl_units; sessions 27-28): where the cooperative 128-row kernel's cluster tiles leave

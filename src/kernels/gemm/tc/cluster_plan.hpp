@@ -176,9 +176,9 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
   // Where the 128 x 64 pairs (along N, sharing A) fit one wave, each CTA has one tile and the
-  // kernel on half the tile ran faster than every other rung-6 kernel on all 29 such shapes measured
-  // (256^3 .. 1024x1024x8192, 4-128 k-blocks: 0.85-0.98 of the cooperative 128 x 128 kernel's time,
-  // the rule's pick at each; H100, BF16; docs/tc-gemm.md, "Session 32").
+  // kernel on half the tile ran faster than every other rung-6 kernel at all 28 such shapes measured
+  // (256^3 .. 1024x1024x8192, 4-128 k-blocks: 0.80-0.98 of the cooperative 128 x 128 kernel's time,
+  // the rule's pick at each; H100, BF16 and FP16; docs/tc-gemm.md, "Session 32").
   if (cap.coop64 > 0 && cluster_pairs(m, n, 128, 64, true) <= cap.coop64) return cluster_tile::coop_128x64;
   double const nk = static_cast<double>((k + 63) / 64);
   // The pairs of bm x bn tiles over C, or over C^T for a swapped kernel, and their waves.
