@@ -510,7 +510,6 @@ TEST(GemmTcClusterPlan, PingpongWhereTheEpilogueOrTheWavesCost) {
             cluster_tile::pingpong_128x192);
 }
 
-// How A's and B's rows lie: on 128-byte lines, on 32-byte sectors (16-bit inputs only), or neither.
 // Where rung 6's 128 x 64 pairs (along N, sharing A) fit one wave they run, whatever the count says
 // of the rest (docs/tc-gemm.md, "Session 32"): 28 shapes, 0.80-0.98 of the cooperative 128 x 128
 // kernel's time. Not where they take two waves, not for a device or type that does not weigh them
@@ -532,6 +531,7 @@ TEST(GemmTcClusterPlan, OneWaveOfPairsAlongNTakesTheCooperative128x64Kernel) {
   EXPECT_EQ(cluster_pick(4096, 4096, 4096, cap, cluster_family::coop128x64), cluster_tile::coop_128x64);
 }
 
+// How A's and B's rows lie: on 128-byte lines, on 32-byte sectors (16-bit inputs only), or neither.
 TEST(GemmTcClusterPlan, RowAlignmentNeedsBaseAndPitch) {
   using memlab::detail::gemm_tc::cluster_row_alignment;
   using memlab::detail::gemm_tc::row_alignment;

@@ -31,8 +31,8 @@ enum class cluster_tile : int {
   pingpong_128x176,
   pingpong_128x144,
   /// Cooperative on 128 x 64 tiles, pairs along N sharing A (each CTA loads 64 of its 128 rows): for
-  /// few tiles, where each CTA has one tile and what it pulls through L2 a k-block bounds it (16 KB
-  /// against 24 for rung 5's 128 x 64 tiles a CTA).
+  /// one wave of few tiles (cluster_pick). It reads 16 KB a k-block through L2 against 24 for rung 5's
+  /// 128 x 64 tiles a CTA, yet runs slower than those (docs/tc-gemm.md, "Session 32").
   coop_128x64,
 };
 
@@ -175,10 +175,10 @@ inline cluster_tile cluster_pick(std::int64_t m, std::int64_t n, std::int64_t k,
   if (allowed == cluster_family::coop128x64) return cluster_tile::coop_128x64;
   cluster_tile const coop = cluster_coop_tile(m, n, cap.coop);
   if (allowed == cluster_family::cooperative) return coop;
-  // Where the 128 x 64 pairs (along N, sharing A) fit one wave, each CTA has one tile and the
-  // kernel on half the tile ran faster than every other rung-6 kernel at all 28 such shapes measured
-  // (256^3 .. 1024x1024x8192, 4-128 k-blocks: 0.80-0.98 of the cooperative 128 x 128 kernel's time,
-  // the rule's pick at each; H100, BF16 and FP16; docs/tc-gemm.md, "Session 32").
+  // Where the 128 x 64 pairs (along N, sharing A) fit one wave, each CTA has one tile, and the
+  // kernel on half the tile ran faster than the cooperative 128 x 128 (the rule's pick at each) and
+  // 128 x 256 kernels at all 28 such shapes measured (256^3 .. 1024x1024x8192, 4-128 k-blocks:
+  // 0.80-0.98 of the faster one's time; H100, BF16 and FP16; docs/tc-gemm.md, "Session 32").
   if (cap.coop64 > 0 && cluster_pairs(m, n, 128, 64, true) <= cap.coop64) return cluster_tile::coop_128x64;
   double const nk = static_cast<double>((k + 63) / 64);
   // The pairs of bm x bn tiles over C, or over C^T for a swapped kernel, and their waves.
