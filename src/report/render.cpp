@@ -517,15 +517,43 @@ void summary(std::ostream& md, std::vector<section> const& sections) {
     for (auto const* r : s.rows)
       if (auto it = r->find("throttled"); it != r->end() && it->is_boolean() && it->get<bool>()) throttled.push_back(r);
   if (!throttled.empty()) {
+    // One line a reader can take in (rows and reasons by experiment, in record order), then every
+    // row folded: a long run at the power cap flags hundreds.
+    auto const reasons = [](json const& r) {
+      std::vector<std::string> v;
+      for (auto const& x : arr(r, "throttle_reasons")) v.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+      return v;
+    };
+    std::vector<std::string> order;
+    std::map<std::string, std::pair<int, std::vector<std::pair<std::string, int>>>> by_exp;  // rows, reason tallies
+    for (auto const* r : throttled) {
+      std::string const id = str(*r, "experiment", "?");
+      auto [it, fresh] = by_exp.try_emplace(id);
+      if (fresh) order.push_back(id);
+      ++it->second.first;
+      for (auto const& why : reasons(*r)) {
+        auto& tally = it->second.second;
+        auto t = std::find_if(tally.begin(), tally.end(), [&](auto const& e) { return e.first == why; });
+        if (t == tally.end()) tally.emplace_back(why, 1);
+        else ++t->second;
+      }
+    }
     md << "⚠ **" << throttled.size() << " row(s) were timed while the GPU throttled** (marked ⚠ throttled; "
        << "`memlab run --discard-throttled` retakes them):";
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      auto const& [rows, tally] = by_exp[order[i]];
+      md << (i == 0 ? " " : "; ") << cell(order[i]) << " " << rows;
+      for (std::size_t j = 0; j < tally.size(); ++j)
+        md << (j == 0 ? " (" : ", ") << cell(tally[j].first) << " " << tally[j].second << (j + 1 == tally.size() ? ")" : "");
+    }
+    md << ".\n\n<details><summary>The " << throttled.size() << " throttled row(s)</summary>\n\n";
     for (auto const* r : throttled) {
       std::string why;
-      for (auto const& x : arr(*r, "throttle_reasons")) why += (why.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
-      md << " " << cell(str(*r, "experiment", "?")) << " " << cell(str(*r, "variant")) << " ("
-         << cell(params_text(obj(*r, "params"))) << (why.empty() ? "" : ": " + cell(why)) << ");";
+      for (auto const& x : reasons(*r)) why += (why.empty() ? "" : ", ") + x;
+      md << "- " << cell(str(*r, "experiment", "?")) << " " << cell(str(*r, "variant")) << " ("
+         << cell(params_text(obj(*r, "params"))) << ")" << (why.empty() ? "" : ": " + cell(why)) << "\n";
     }
-    md << "\n\n";
+    md << "\n</details>\n\n";
   }
   if (!bad.empty()) {
     md << "### ❌ Failed rows\n\n";

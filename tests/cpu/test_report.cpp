@@ -271,21 +271,32 @@ TEST(Report, ThrottledRowsAreMarkedAndSummarised) {
   scratch_dir d;
   json rec = json::parse(slurp(complete_fixture));
   ASSERT_FALSE(rec["rows"].empty());
-  int timed = -1;
-  for (std::size_t i = 0; i < rec["rows"].size() && timed < 0; ++i)
+  std::vector<int> timed;  // the first two timed rows
+  for (std::size_t i = 0; i < rec["rows"].size() && timed.size() < 2; ++i)
     if (rec["rows"][i].value("median_ms", json()).is_number() && rec["rows"][i].value("error", json()).is_null())
-      timed = static_cast<int>(i);
-  ASSERT_GE(timed, 0);
-  rec["rows"][timed]["throttled"] = true;
-  rec["rows"][timed]["throttle_reasons"] = {"sw_power_cap"};
+      timed.push_back(static_cast<int>(i));
+  ASSERT_EQ(timed.size(), 2u);
+  std::string const exp = rec["rows"][timed[0]]["experiment"].get<std::string>();
+  std::string const exp2 = rec["rows"][timed[1]]["experiment"].get<std::string>();
+  rec["rows"][timed[0]]["throttled"] = true;
+  rec["rows"][timed[0]]["throttle_reasons"] = {"sw_power_cap"};
+  rec["rows"][timed[1]]["throttled"] = true;
+  rec["rows"][timed[1]]["throttle_reasons"] = {"sw_power_cap", "hw_slowdown"};
   rec["launch_floor_us"] = 2.5;
   rec["launch_floor"] = {{"us", 2.5}, {"method", "graph_batch"}, {"batch", 40}};
   rec["nvml"] = "unavailable: cannot load libnvidia-ml.so.1";
   auto r = render(d.write("run.json", rec), d);
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_GE(count_of(r.md, "⚠ throttled"), 2) << "the row's cell and the summary's legend";
-  EXPECT_NE(r.md.find("1 row(s) were timed while the GPU throttled"), std::string::npos) << r.md;
-  EXPECT_NE(r.md.find("sw_power_cap"), std::string::npos);
+  EXPECT_NE(r.md.find("2 row(s) were timed while the GPU throttled"), std::string::npos) << r.md;
+  // One line by experiment with each reason's count, then every row folded, one a line.
+  std::string const line = exp == exp2 ? exp + " 2 (sw_power_cap 2, hw_slowdown 1)."
+                                       : exp + " 1 (sw_power_cap 1); " + exp2 + " 1 (sw_power_cap 1, hw_slowdown 1).";
+  EXPECT_NE(r.md.find("retakes them): " + line), std::string::npos) << r.md.substr(0, 3000);
+  EXPECT_NE(r.md.find("<details><summary>The 2 throttled row(s)</summary>"), std::string::npos);
+  EXPECT_EQ(count_of(r.md, "\n- " + exp + " ") + (exp == exp2 ? 0 : count_of(r.md, "\n- " + exp2 + " ")), 2)
+      << r.md.substr(0, 3000);
+  EXPECT_NE(r.md.find("): sw_power_cap, hw_slowdown\n"), std::string::npos);
   EXPECT_NE(r.md.find("| Launch floor | 2.5 µs per launch (an empty kernel, graph_batch, 40 launches a sample)"),
             std::string::npos) << r.md.substr(0, 3000);
   EXPECT_NE(r.md.find("| NVML | unavailable: cannot load libnvidia-ml.so.1 |"), std::string::npos);
