@@ -195,11 +195,22 @@ std::string extra_text(json const& r) {
   return cell(s);
 }
 
+/// Whether a timing method times launches in batches (the per-launch slope of back-to-back launches,
+/// no launch overhead) rather than each alone between two events.
+bool batched_method(std::string const& m) { return m == "graph_batch" || m == "launch_batch"; }
+
 std::string peer_text(json const& r) {
   auto ratio = num(r, "ratio_to_peer");
   if (!ratio) return "";
   std::string peer = str(r, "peer", "peer");
-  return pct(*ratio) + " of " + cell(peer);
+  std::string s = pct(*ratio) + " of " + cell(peer);
+  // Either launch under 50 us is not paired, and each side's own probe picks its method: one near
+  // the threshold may be timed alone while the other is batched, and the ratio then carries one
+  // launch's overhead (docs/timing.md, "Paired with the peer"). Say so where it happens.
+  std::string const ours = str(obj(r, "timing"), "method"), theirs = str(obj(obj(r, "extra"), "peer_timing"), "method");
+  if (!ours.empty() && !theirs.empty() && batched_method(ours) != batched_method(theirs))
+    s += batched_method(ours) ? " (ours batched, the peer timed alone)" : " (ours timed alone, the peer batched)";
+  return s;
 }
 
 std::string time_text(json const& r) {

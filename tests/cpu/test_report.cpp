@@ -302,6 +302,27 @@ TEST(Report, ThrottledRowsAreMarkedAndSummarised) {
   EXPECT_NE(r.md.find("| NVML | unavailable: cannot load libnvidia-ml.so.1 |"), std::string::npos);
 }
 
+// Where one side of a paired ratio was timed alone and the other batched (each probe picks its
+// own method when either launch is under 50 us), the ratio says so; alike methods say nothing.
+TEST(Report, PeerRatiosSayWhenTheTwoSidesWereTimedDifferently) {
+  scratch_dir d;
+  json rec = json::parse(slurp(complete_fixture));
+  std::vector<std::size_t> with_peer;
+  for (std::size_t i = 0; i < rec["rows"].size(); ++i)
+    if (rec["rows"][i].value("ratio_to_peer", json()).is_number()) with_peer.push_back(i);
+  ASSERT_GE(with_peer.size(), 2u);
+  for (std::size_t i : with_peer) {  // every ratio alike first: both sides batched
+    rec["rows"][i]["timing"]["method"] = "graph_batch";
+    rec["rows"][i]["extra"]["peer_timing"] = {{"method", "graph_batch"}, {"batch", 4}};
+  }
+  rec["rows"][with_peer[0]]["timing"]["method"] = "events";
+  rec["rows"][with_peer[1]]["extra"]["peer_timing"]["method"] = "events_paired";
+  auto r = render(d.write("run.json", rec), d);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(count_of(r.md, "(ours timed alone, the peer batched)"), 1) << r.md.substr(0, 3000);
+  EXPECT_EQ(count_of(r.md, "(ours batched, the peer timed alone)"), 1);
+}
+
 // A declared summary table is filled from the record alone: a metric of another experiment's
 // row, a device property, a published figure with its numbered source, and "—" for a row
 // the record does not hold.
