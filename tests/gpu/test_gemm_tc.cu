@@ -850,10 +850,11 @@ TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
   MEMLAB_REQUIRE_GPU();
   if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::cluster, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
   bool const small = memlab::test::small_sizes();
-  // 64 x 64 tiles (16 k-blocks), the 128 x 64 split (17) and 128 x 64 tiles a CTA (16, n past a whole
-  // tile, alpha and beta) in every layout and type, at full size and sanitizer sizes; at full size
-  // also 128 x 64 tiles a CTA at 40 k-blocks and the 128 x 128 split at 65 (34 tiles; BF16, canonical
-  // and B stored k x n: the host reference's time).
+  // At full size: 64 x 64 tiles (16 k-blocks); 256x1024x1088 (17), the 64 x 64 split on a device that
+  // holds fewer than 32 clusters of four (the H100: 128 CTAs against the 128 x 64 split's 64), else the
+  // 128 x 64 split; 128 x 64 tiles a CTA (16, n past a whole tile, alpha and beta), each in every layout
+  // and type; 128 x 64 tiles a CTA at 40 k-blocks and the 128 x 128 split at 65 (34 tiles; BF16,
+  // canonical and B stored k x n: the host reference's time). At sanitizer sizes three of the kind.
   struct few_case {
     case_t c;
     bool every_layout;

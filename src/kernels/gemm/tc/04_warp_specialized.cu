@@ -275,7 +275,10 @@ int split_k_max_clusters(unsigned splits) {
   return counts[splits == 2 ? 0 : splits == 4 ? 1 : 2];
 }
 
-/// Rung 5's grid for this problem on the current device (split_k.hpp).
+/// Rung 5's grid for this problem on the current device (split_k.hpp). Both 64-wide split grids
+/// (128 x 64 and 64 x 64 tiles) ask the 128 x 64 instance's cluster capacity: the 64 x 64 one has
+/// the same shared memory (192 KB of slots) and fewer threads (256 against 384), so the device holds
+/// at least as many of its clusters, and the plan never splits it into more than run at once.
 template <class In>
 persistent_plan persistent_plan_for(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   constexpr int bk = operand_traits<In>::k_block;
