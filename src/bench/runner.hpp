@@ -62,16 +62,18 @@ class run_context {
   /// The standard sampling policy (see state::exec and docs/timing.md): a launch shorter
   /// than batch_below_ms is timed in batches (CUDA graphs of N and 2N launches, or launches
   /// back to back when the launcher cannot be captured), a sample being the slope (t(2N) -
-  /// t(N)) / N; NVML is read before and after.
-  measurement measure(launcher const& launch);
+  /// t(N)) / N; NVML is read before and after. `batched`: in batches whatever the probe says (at
+  /// least 2 launches), so that a pair one of whose launches is batched times the other alike.
+  measurement measure(launcher const& launch, bool batched = false);
 
   /// `ours` and `peer` timed in alternation, one launch each per round (the order flips every
   /// round), so that both medians come from the same stretch of clocks, power and heat: on a
   /// GPU at its power cap, two measurements taken one after the other see different clocks
   /// (docs/timing.md, "Paired with the peer"). The stopping rule runs on ours; the NVML window
   /// spans both. A launch shorter than batch_below_ms (either of the two) takes measure() for
-  /// each instead, one after the other: batching needs one launcher per graph, and microsecond
-  /// kernels do not move the board's power. Profile mode: one launch of each.
+  /// each instead, one after the other, both in batches (like against like: a launch timed alone
+  /// carries its launch overhead, a batched one none): batching needs one launcher per graph, and
+  /// microsecond kernels do not move the board's power. Profile mode: one launch of each.
   std::pair<measurement, measurement> measure_paired(launcher const& ours, launcher const& peer);
 
   /// NVML for this run's GPU (status() says whether it is there).

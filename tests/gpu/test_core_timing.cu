@@ -164,7 +164,7 @@ TEST(CoreTiming, ANoiseFloorRaisesTheReportedNoiseAndSaysWhy) {
 
 // Paired timing: two launchers in alternation give each its own median (a 200 us and a 400 us
 // spin of the global timer read as such), the same number of samples, one NVML window; a
-// microsecond launcher falls back to measure() for each.
+// microsecond launcher falls back to measure() for each, both batched.
 TEST(CoreTiming, PairedTimingAlternatesTwoLaunchersAndKeepsTheirMedians) {
   MEMLAB_REQUIRE_GPU();
   MEMLAB_SKIP_UNDER_SANITIZER();
@@ -180,6 +180,9 @@ TEST(CoreTiming, PairedTimingAlternatesTwoLaunchersAndKeepsTheirMedians) {
                                        [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(200000ull); });
   EXPECT_NE(fast.first.method, "events_paired") << "a 5 us launch is batched, not paired";
   EXPECT_GT(fast.first.batch, 1);
+  // Like against like: the 200 us side is batched too, though its own probe would time it alone.
+  EXPECT_GT(fast.second.batch, 1) << "one side batched, the other alone";
+  EXPECT_EQ(fast.second.method, fast.first.method);
   EXPECT_NEAR(fast.second.summary.median, 0.2, 0.02);
 
   experiment e;
