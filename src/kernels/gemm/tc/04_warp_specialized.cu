@@ -1,8 +1,7 @@
 // Rungs 4 and 5: warp specialization. Warpgroup 0 is the producer: it gives registers back
 // (setmaxnreg.dec) and one thread streams A and B slices through a ring of `stages` slots
 // with TMA, each slot guarded by a `full` mbarrier (TMA bytes landed) and an `empty` one
-// (every consumer finished reading it). Warpgroups 1 and 2 (1 only for BM = 64 and for 128 x 64
-// tiles, computed transposed: ws_config) are consumers:
+// (every consumer finished reading it). Warpgroups 1 and 2 (1 only for BM = 64) are consumers:
 // they take the registers (setmaxnreg.inc), each owns 64 rows of a BM x BN tile in FP32 accumulators
 // (m64nBNk16, or k32 for FP8), keeps one wgmma batch in flight and releases the slot of the batch
 // before. A slot holds one 128-byte row of K per operand row: 64 BF16/FP16 or 128 FP8 elements.
@@ -51,43 +50,16 @@ enum class ws_mode { one_tile, persistent, split_k };
 template <int BN>
 constexpr int partial_ld = BN + 4;
 
-/// BM x BN tiles: BM / 64 consumer warpgroups of 64 rows each, after the producer warpgroup; but
-/// a 128 x 64 tile takes one consumer warpgroup that computes it transposed (`swapped`): m64n128,
-/// B's 64 rows as wgmma's A and A's 128 rows as its B. Two warpgroups of m64n64 read B from shared
-/// memory twice, 32 KB of wgmma reads a k-block; the swapped one reads 24 KB, each operand once.
+/// BM x BN tiles: BM / 64 consumer warpgroups of 64 rows each, after the producer warpgroup.
 template <int BN, int BM = 128>
 struct ws_config {
-  static constexpr bool swapped = BM == 128 && BN == 64;
-  static constexpr int consumers = swapped ? 1 : BM / 64, threads = 128 * (1 + consumers);
+  static constexpr int consumers = BM / 64, threads = 128 * (1 + consumers);
   static constexpr int a_bytes = BM * row_bytes, b_bytes = BN * row_bytes, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KB of slots: 4 at 128 x 256 .. 12 at 64 x 64
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * stage_bytes + 1024;
   static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups");
   static_assert(stages >= 4 && BM * partial_ld<BN> * 4 <= stages * stage_bytes, "the FP32 partial tile fits the stage slots");
 };
-
-/// Calls f(row, col, v0, v1) for each pair of neighbouring columns (col, col + 1) of one row that a
-/// consumer thread holds in its m64nN accumulators (N = acc_n), rows and columns of the C tile.
-/// Swapped, the accumulators hold the tile transposed: acc[r] and acc[r + 1] are one column of C
-/// (C^T's row wgmma_acc_row) at two neighbouring rows, and the lanes 4 apart hold the neighbouring
-/// columns. One shuffle swaps a value with that lane, so each holds two columns of one row again.
-template <bool Swapped, int AccN, class F>
-__device__ __forceinline__ void for_each_acc_pair(float const (&acc)[AccN / 2], int t, F&& f) {
-#pragma unroll
-  for (int r = 0; r < AccN / 2; r += 2) {
-    int const ar = wgmma_acc_row(t, r), ac = wgmma_acc_col(t, r);
-    if constexpr (Swapped) {
-      bool const even = ar % 2 == 0;  // the lane 4 up holds C^T's row ar + 1 (C's column)
-      float const other = __shfl_xor_sync(0xffffffffu, even ? acc[r + 1] : acc[r], 4);
-      if (even)
-        f(ac, ar, acc[r], other);
-      else
-        f(ac + 1, ar - 1, other, acc[r + 1]);
-    } else {
-      f(ar, ac, acc[r], acc[r + 1]);
-    }
-  }
-}
 
 /// `Bkn`: B stored k x n (op_b = n, BF16 and FP16), read as it is: TMA loads each stage's B as
 /// BN / 64 boxes of 64 k-rows x 64 columns (128-byte rows along N, swizzled), and wgmma reads them
@@ -165,18 +137,16 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
     }
   } else {
     setmaxnreg_inc<232>();
-    int const c = wg - 1;  // rows c*64 .. c*64+63 of each tile (swapped: c = 0, the whole tile)
+    int const c = wg - 1;  // rows c*64 .. c*64+63 of each tile
     int const lane = t % 32;
     int s = 0;
     unsigned phase = 0;
-    constexpr bool swapped = cfg::swapped;
-    constexpr int acc_n = swapped ? BM : BN;  // the wgmma's N
-    float acc[acc_n / 2];
+    float acc[BN / 2];
     for (int tile = first; tile < tiles; tile += step) {
       int tm, tn;
       tile_coords(tile, tm, tn);
 #pragma unroll
-      for (int i = 0; i < acc_n / 2; ++i) acc[i] = 0.f;
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       int prev = -1;
       for (int kb = static_cast<int>(rank); kb < nk; kb += kb_step) {
         mbar_wait(&full[s], phase);
@@ -187,10 +157,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         for (int kk = 0; kk < row_bytes / 32; ++kk) {
           // K-major B: the slice's 32 bytes of each row; MN-major B: its 16 k-rows, 2 KB.
           std::uint64_t const db = Bkn ? smem_desc_mn(sb + kk * 16 * row_bytes) : smem_desc(sb + kk * 32);
-          if constexpr (swapped)
-            wgmma_slice<In, BM, 0, Bkn ? 1 : 0>(acc, db, smem_desc(sa + kk * 32));
-          else
-            wgmma_slice<In, BN, Bkn ? 1 : 0>(acc, smem_desc(sa + kk * 32), db);
+          wgmma_slice<In, BN, Bkn ? 1 : 0>(acc, smem_desc(sa + kk * 32), db);
         }
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
@@ -209,16 +176,17 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         // Every slot is drained (each load was waited for) once both consumers are past their
         // last wgmma: then the partial tile overwrites the slots.
         named_bar_sync(1, 128 * cfg::consumers);
-        for_each_acc_pair<swapped, acc_n>(acc, t, [&](int row, int col, float v0, float v1) {
-          row += c * 64;
-          st_shared_v2_f32(base + static_cast<std::uint32_t>(row * partial_ld<BN> + col) * 4u, v0, v1);
-        });
+#pragma unroll
+        for (int r = 0; r < BN / 2; r += 2) {
+          int const row = c * 64 + wgmma_acc_row(t, r), col = wgmma_acc_col(t, r);
+          st_shared_v2_f32(base + static_cast<std::uint32_t>(row * partial_ld<BN> + col) * 4u, acc[r], acc[r + 1]);
+        }
       } else {
         std::int64_t const row0 = static_cast<std::int64_t>(tm) * BM + c * 64;
         std::int64_t const col0 = static_cast<std::int64_t>(tn) * BN;
-        for_each_acc_pair<swapped, acc_n>(acc, t, [&](int row, int col, float v0, float v1) {
-          store_pair<typename operand_traits<In>::c16>(p, row0 + row, col0 + col, v0, v1);
-        });
+#pragma unroll
+        for (int r = 0; r < BN / 2; r += 2)
+          store_pair<typename operand_traits<In>::c16>(p, row0 + wgmma_acc_row(t, r), col0 + wgmma_acc_col(t, r), acc[r], acc[r + 1]);
       }
     }
   }
