@@ -41,11 +41,8 @@ namespace {
 constexpr int row_bytes = 128;  // a k-block: operand_traits<In>::k_block elements a row
 
 /// one_tile: rung 4, a block per tile; persistent: rung 5, a block per SM walking tiles;
-/// split_k: a cluster per tile, each CTA a range of k-blocks, reduced through DSM; pair: a tile a
-/// CTA, the two CTAs of a cluster on neighbouring tiles of a row (128 x 64), each loading half of
-/// A's 128 rows and multicasting it into both (cuBLAS's grid at these shapes; docs/tc-gemm.md,
-/// "Session 33").
-enum class ws_mode { one_tile, persistent, split_k, pair };
+/// split_k: a cluster per tile, each CTA a range of k-blocks, reduced through DSM.
+enum class ws_mode { one_tile, persistent, split_k };
 
 /// The FP32 partial tile of split_k, parked row-major in the drained stage slots with rows
 /// 16 bytes longer than the tile: the 8 rows a warp's accumulator pairs hit at once then fall
@@ -80,34 +77,24 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   int const tiles_m = static_cast<int>((p.m + BM - 1) / BM);
   int const tiles_n = static_cast<int>((p.n + BN - 1) / BN);
-  // pair: the clusters' pairs of tiles (the host launches it only where tiles_n is even)
-  int const tiles = Mode == ws_mode::pair ? tiles_m * (tiles_n / 2) : tiles_m * tiles_n;
+  int const tiles = tiles_m * tiles_n;
   constexpr int bk = operand_traits<In>::k_block;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
   int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
-  constexpr bool pair = Mode == ws_mode::pair;
-  static_assert(!pair || (BM == 128 && BN == 64), "pairs of 128 x 64 tiles");
 
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(&full[s], 1);
-      // one arrival per consumer warp (pair: of both CTAs, since each multicasts into both slots)
-      mbar_init(&empty[s], 4 * cfg::consumers * (pair ? 2 : 1));
+      mbar_init(&empty[s], 4 * cfg::consumers);  // one arrival per consumer warp
     }
     mbar_fence_init();
   }
-  if constexpr (pair)
-    cluster_sync_all();  // no multicast or remote arrival reaches an uninitialised barrier
-  else
-    __syncthreads();
+  __syncthreads();
   grid_dependency_wait();  // the previous kernel's writes are visible (programmatic launch)
 
   auto tile_coords = [&](int tile, int& tm, int& tn) {
     if constexpr (Mode == ws_mode::persistent) {
       grouped_tile(tile, tiles_m, tiles_n, group_m, tm, tn);
-    } else if constexpr (pair) {  // tile = the cluster's pair; CTA r takes column 2 q + r of it
-      tm = tile % tiles_m;
-      tn = 2 * (tile / tiles_m) + static_cast<int>(cluster_ctarank());
     } else {
       tm = tile % tiles_m;
       tn = tile / tiles_m;
@@ -116,22 +103,12 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
   constexpr bool split = Mode == ws_mode::split_k;
   // split_k: cluster blockIdx.x / S owns one tile; CTA r of it the k-blocks [r nk / S, (r + 1) nk / S).
   unsigned const splits = split ? cluster_nctarank() : 1u, rank = split ? cluster_ctarank() : 0u;
-  int const first = static_cast<int>(blockIdx.x / (split ? splits : pair ? 2u : 1u));
+  int const first = split ? static_cast<int>(blockIdx.x / splits) : static_cast<int>(blockIdx.x);
   int const step = Mode == ws_mode::persistent ? static_cast<int>(gridDim.x) : tiles;
   // CTA r of a split takes k-blocks r, r + S, r + 2S, ...: the S CTAs of a cluster read
   // neighbouring 128-byte pieces of the same rows at the same time (measured 0.5-3.9% faster at
   // the decode shape than S contiguous ranges; docs/tc-gemm.md).
   int const kb_step = static_cast<int>(splits);
-  unsigned const pair_rank = pair ? cluster_ctarank() : 0u;
-  // Releases a slot: pair, in both CTAs (lane 0 here, lane 1 in the peer), since either CTA's
-  // multicast refills it in both.
-  auto release = [&](int slot, int lane) {
-    if constexpr (pair) {
-      if (lane < 2) mbar_arrive_cluster(&empty[slot], static_cast<unsigned>(lane));
-    } else {
-      if (lane == 0) mbar_arrive(&empty[slot]);
-    }
-  };
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
@@ -144,12 +121,8 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         for (int kb = static_cast<int>(rank); kb < nk; kb += kb_step) {
           mbar_wait(&empty[s], phase ^ 1);
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
-          mbar_arrive_expect_tx(&full[s], cfg::stage_bytes);  // pair: both halves of A, and our B
-          if constexpr (pair)
-            tma_load_2d_multicast(sa + pair_rank * (cfg::a_bytes / 2), &tmap_a, &full[s], kb * bk,
-                                  tm * BM + static_cast<int>(pair_rank) * (BM / 2), 0x3);
-          else
-            tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * BM);
+          mbar_arrive_expect_tx(&full[s], cfg::stage_bytes);
+          tma_load_2d(sa, &tmap_a, &full[s], kb * bk, tm * BM);
           if constexpr (Bkn) {
             tma_load_mn<BN / 64>(sb, &tmap_b, &full[s], tn * BN, kb * bk);
           } else {
@@ -188,7 +161,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         }
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled
-        if (prev >= 0) release(prev, lane);
+        if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
         prev = s;
         if (++s == stages) {
           s = 0;
@@ -197,7 +170,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
       }
       wgmma_wait<0>();
       fence_regs(acc);
-      if (prev >= 0) release(prev, lane);
+      if (prev >= 0 && lane == 0) mbar_arrive(&empty[prev]);
       if (tile + step >= tiles && t == 0) launch_dependents();  // the last tile's MMAs are done
       if constexpr (split) {
         // Every slot is drained (each load was waited for) once both consumers are past their
@@ -241,7 +214,6 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
     }
     cluster_sync_all();  // no CTA leaves while the others read its shared memory
   }
-  if constexpr (pair) cluster_sync_all();  // no CTA leaves while its peer may multicast into it or arrive on its barriers
 #else
   __trap();  // TMA, wgmma and setmaxnreg need an sm_90a image: the host refuses first
 #endif
@@ -253,8 +225,7 @@ void launch_ws_layout(problem const& p, cudaStream_t st, int sm_count, unsigned 
   std::int64_t const tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   MEMLAB_EXPECTS(tiles * splits <= 0x7fffffff, "too many tiles for one grid");
   CUtensorMap ta, tb;
-  constexpr bool pair = Mode == ws_mode::pair;
-  make_tensor_map(&ta, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, pair ? BM / 2 : BM);  // pair: each CTA half of A
+  make_tensor_map(&ta, p.a, operand_traits<In>::type, p.m, p.k, p.a_si, BM);
   if constexpr (Bkn)  // k rows of n: boxes of 64 k-rows x 64 columns (128 bytes)
     make_tensor_map(&tb, p.b, operand_traits<In>::type, p.k, p.n, p.b_sk, operand_traits<In>::k_block);
   else
@@ -264,7 +235,7 @@ void launch_ws_layout(problem const& p, cudaStream_t st, int sm_count, unsigned 
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
   std::int64_t const grid = Mode == ws_mode::persistent ? std::min<std::int64_t>(tiles, std::max(sm_count, 1)) : tiles * splits;
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t const lc = cluster_launch_config(attr, Mode == ws_mode::split_k ? splits : pair ? 2u : 1u,
+  cudaLaunchConfig_t const lc = cluster_launch_config(attr, Mode == ws_mode::split_k ? splits : 1u,
                                                       static_cast<unsigned>(grid), cfg::threads, cfg::smem_bytes, st, true);
   MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&lc, kernel, ta, tb, p));
   MEMLAB_CHECK_LAUNCH();
@@ -304,28 +275,6 @@ int split_k_max_clusters(unsigned splits) {
   return counts[splits == 2 ? 0 : splits == 4 ? 1 : 2];
 }
 
-/// Whether rung 5 runs its 128 x 64 tiles a CTA as pairs sharing A (ws_mode::pair): where the tiles
-/// of a row pair up (n spans an even number of them) and the pairs run in one wave on this device.
-template <class In>
-bool ws_pairs(std::int64_t m, std::int64_t n) {
-  std::int64_t const tiles_n = (n + 63) / 64;
-  if (tiles_n % 2 != 0) return false;
-  int const clusters = memlab::detail::per_device([] {
-    using cfg = ws_config<64>;
-    auto kernel = ws_kernel<In, 64, ws_mode::pair>;
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(cfg::smem_bytes)));
-    cudaLaunchAttribute attr[2];
-    cudaLaunchConfig_t const lc = cluster_launch_config(attr, 2, 2, cfg::threads, cfg::smem_bytes, nullptr);
-    int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, kernel, &lc) != cudaSuccess) {
-      (void)cudaGetLastError();
-      n = 0;
-    }
-    return n;
-  });
-  return ((m + 127) / 128) * (tiles_n / 2) <= clusters;
-}
-
 /// Rung 5's grid for this problem on the current device (split_k.hpp). Both 64-wide split grids
 /// (128 x 64 and 64 x 64 tiles) ask the 128 x 64 instance's cluster capacity: the 64 x 64 one has
 /// the same shared memory (192 KB of slots) and fewer threads (256 against 384), so the device holds
@@ -351,12 +300,7 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
     case persistent_grid::tiles_64x64: launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count); return;
     case persistent_grid::split_128x64: launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::split_64x64: launch_ws<In, 64, ws_mode::split_k, 64>(p, st, sm_count, plan.splits); return;
-    case persistent_grid::tiles_128x64:
-      if (ws_pairs<In>(p.m, p.n))
-        launch_ws<In, 64, ws_mode::pair>(p, st, sm_count);
-      else
-        launch_ws<In, 64, ws_mode::one_tile>(p, st, sm_count);
-      return;
+    case persistent_grid::tiles_128x64: launch_ws<In, 64, ws_mode::one_tile>(p, st, sm_count); return;
     case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
     case persistent_grid::tiles_128x128: launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count); return;
@@ -371,7 +315,7 @@ std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t 
     case persistent_grid::tiles_64x64: return "64x64, a tile a CTA";
     case persistent_grid::split_128x64: return "128x64, K split " + s + " ways in a cluster";
     case persistent_grid::split_64x64: return "64x64, K split " + s + " ways in a cluster";
-    case persistent_grid::tiles_128x64: return ws_pairs<In>(m, n) ? "128x64, a tile a CTA, pairs sharing A" : "128x64, a tile a CTA";
+    case persistent_grid::tiles_128x64: return "128x64, a tile a CTA";
     case persistent_grid::split_128x128: return "128x128, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x256: return "persistent 128x256";
     case persistent_grid::tiles_128x128: return "persistent 128x128";
