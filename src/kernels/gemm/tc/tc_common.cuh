@@ -197,6 +197,11 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsign
 __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
+/// The time a waiting thread may be suspended in one try_wait before it polls again (ns; PTX's
+/// suspendTimeHint, CUTLASS's ClusterBarrier uses the same): without it the hardware's own limit
+/// returns sooner, and the waiting warps' polls take issue slots and shared-memory cycles that the
+/// TMA writes and wgmma reads of the same SM need (docs/tc-gemm.md, "Session 33").
+constexpr std::uint32_t mbar_suspend_hint_ns = 0x989680;
 /// Waits until the phase of parity `parity` has completed (a fresh barrier: parity 1 passes).
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   std::uint32_t done = 0;
@@ -204,11 +209,11 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
     asm volatile(
         "{\n"
         ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
         "selp.u32 %0, 1, 0, p;\n"
         "}\n"
         : "=r"(done)
-        : "r"(smem_addr(bar)), "r"(parity)
+        : "r"(smem_addr(bar)), "r"(parity), "r"(mbar_suspend_hint_ns)
         : "memory");
   } while (done == 0);
 }
