@@ -161,6 +161,18 @@ sample_summary state::measure_once(std::string const& name, launcher const& laun
   return measured_in_point(name, launch).summary;
 }
 
+std::pair<sample_summary, sample_summary> state::measure_paired_once(std::string const& name, launcher const& a,
+                                                                     launcher const& b) {
+  std::string const key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
+  auto ia = ctx_->peer_cache.find(key + "|a"), ib = ctx_->peer_cache.find(key + "|b");
+  if (ia == ctx_->peer_cache.end() || ib == ctx_->peer_cache.end()) {
+    auto m = ctx_->measure_paired(a, b);
+    ia = ctx_->peer_cache.insert_or_assign(key + "|a", std::move(m.first)).first;
+    ib = ctx_->peer_cache.insert_or_assign(key + "|b", std::move(m.second)).first;
+  }
+  return {ia->second.summary, ib->second.summary};
+}
+
 void state::set_samples(std::vector<double> const& ms, std::string const& method) {
   measurement m;
   m.summary = summarize(ms);

@@ -127,6 +127,10 @@ class state {
   /// variant's row, like exec_peer's peer: a reference measured in the point itself, so a
   /// row does not depend on which other points ran.
   sample_summary measure_once(std::string const& name, launcher const& launch);
+  /// `a` and `b` timed in alternation (run_context::measure_paired), once per point under `name`
+  /// like measure_once: which of two peers is the faster, at the same clocks and power.
+  std::pair<sample_summary, sample_summary> measure_paired_once(std::string const& name, launcher const& a,
+                                                                launcher const& b);
   /// For timings the experiment takes itself (host-side or multi-stream): milliseconds per
   /// sample in the order taken; `method` says how ("events" or "host").
   void set_samples(std::vector<double> const& ms, std::string const& method = "events");
