@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::int64_t const tiles_m = (p.m + bm - 1) / bm;
   int const tm = static_cast<int>(blockIdx.x % tiles_m), tn = static_cast<int>(blockIdx.x / tiles_m);
-  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  int const tid = threadIdx.x, wg = warpgroup_index(), t = tid % 128;
   constexpr int bk = operand_traits<In>::k_block;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
 
@@ -54,7 +54,8 @@ __global__ void __launch_bounds__(threads) tma_wgmma_kernel(const __grid_constan
     std::uint32_t const sa = base + s * stage_bytes + wg * 64 * 128, sb = base + s * stage_bytes + a_bytes;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < row_bytes / 32; ++kk) wgmma_slice<In, 128>(acc, smem_desc(sa + kk * 32), smem_desc(sb + kk * 32));
+    for (int kk = 0; kk < row_bytes / 32; ++kk)
+      wgmma_slice<In, 128>(acc, smem_desc_of(smem_desc_lo(sa) + kk * 2), smem_desc_of(smem_desc_lo(sb) + kk * 2));
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(acc);

@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
   int const tiles = tiles_m * tiles_n;
   constexpr int bk = operand_traits<In>::k_block;
   int const nk = static_cast<int>((p.k + bk - 1) / bk);
-  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  int const tid = threadIdx.x, wg = warpgroup_index(), t = tid % 128;
 
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -152,12 +152,13 @@ __global__ void __launch_bounds__(ws_config<BN, BM>::threads, 1)
         mbar_wait(&full[s], phase);
         std::uint32_t const sa = base + s * cfg::stage_bytes + c * 64 * 128;
         std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
+        std::uint32_t const la = smem_desc_lo(sa), lb = smem_desc_lo(sb, Bkn ? 8192 : 16);  // one add a descriptor
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < row_bytes / 32; ++kk) {
           // K-major B: the slice's 32 bytes of each row; MN-major B: its 16 k-rows, 2 KB.
-          std::uint64_t const db = Bkn ? smem_desc_mn(sb + kk * 16 * row_bytes) : smem_desc(sb + kk * 32);
-          wgmma_slice<In, BN, Bkn ? 1 : 0>(acc, smem_desc(sa + kk * 32), db);
+          std::uint64_t const db = smem_desc_of(lb + (Bkn ? kk * 16 * row_bytes : kk * 32) / 16);
+          wgmma_slice<In, BN, Bkn ? 1 : 0>(acc, smem_desc_of(la + kk * 2), db);
         }
         wgmma_commit();
         wgmma_wait<1>();  // the batch before this one is done: its slot can be refilled

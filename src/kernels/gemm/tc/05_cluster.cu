@@ -649,7 +649,7 @@ __global__ void __launch_bounds__(threads, 1)
   std::uint32_t const base = (smem_addr(smem_raw) + 1023u) & ~1023u;
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
   cl_grid<BM, BN, Share, operand_traits<In>::k_block> const g(p);
-  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  int const tid = threadIdx.x, wg = warpgroup_index(), t = tid % 128;
   init_slots(full, empty, 8 * cluster_size);  // every consumer warp of both CTAs releases a slot
 
   if (wg == 0) {
@@ -718,15 +718,16 @@ __global__ void __launch_bounds__(threads, 1)
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes + c * (BM / 2) * 128;
           std::uint32_t const sb = base + s * cfg::stage_bytes + cfg::a_bytes;
+          // K-major: the slice's 32 bytes of each row; MN-major: its 16 k-rows, 2 KB (A: the
+          // warpgroup's box of 64 rows, at sa). One add a descriptor (smem_desc_lo).
+          std::uint32_t const la = smem_desc_lo(sa, Akm ? 8192 : 16), lb = smem_desc_lo(sb, Bkn ? 8192 : 16);
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < slices; ++kk) {
-            // K-major: the slice's 32 bytes of each row; MN-major: its 16 k-rows, 2 KB (A: the
-            // warpgroup's box of 64 rows, at sa).
-            std::uint64_t const db = Bkn ? smem_desc_mn(sb + kk * 16 * row_bytes) : smem_desc(sb + kk * 32);
+            std::uint64_t const db = smem_desc_of(lb + (Bkn ? kk * 16 * row_bytes : kk * 32) / 16);
 #pragma unroll
             for (int i = 0; i < mw; ++i) {
-              std::uint64_t const da = Akm ? smem_desc_mn(sa + kk * 16 * row_bytes) : smem_desc(sa + i * 64 * 128 + kk * 32);
+              std::uint64_t const da = smem_desc_of(la + (Akm ? kk * 16 * row_bytes : i * 64 * 128 + kk * 32) / 16);
               wgmma_slice<In, BN, Bkn ? 1 : 0, Akm ? 1 : 0>(acc[i], da, db);
             }
           }
@@ -867,7 +868,7 @@ __global__ void __launch_bounds__(threads, 1)
   std::uint32_t const epi_base = base + stages * cfg::stage_bytes;
   cl_grid<128, BN, pair_share::b, operand_traits<In>::k_block> const g(p);
   int const jobs = g.cluster < g.ctiles ? (g.ctiles - g.cluster + g.clusters - 1) / g.clusters : 0;  // tiles of this CTA
-  int const tid = threadIdx.x, wg = tid / 128, t = tid % 128;
+  int const tid = threadIdx.x, wg = warpgroup_index(), t = tid % 128;
   init_slots(full, empty, 4 * cluster_size);  // the owning warpgroup's warps in both CTAs
 
   if (wg == 0) {
@@ -896,12 +897,13 @@ __global__ void __launch_bounds__(threads, 1)
         mbar_wait(&full[s], phase);
         if (live) {
           std::uint32_t const sa = base + s * cfg::stage_bytes, sb = sa + cfg::a_bytes;
+          std::uint32_t const la = smem_desc_lo(sa), lb = smem_desc_lo(sb);  // one add a descriptor
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < slices; ++kk) {
-            std::uint64_t const db = smem_desc(sb + kk * 32);
-            wgmma_slice<In, BN>(acc0, smem_desc(sa + kk * 32), db);
-            wgmma_slice<In, BN>(acc1, smem_desc(sa + 64 * 128 + kk * 32), db);
+            std::uint64_t const db = smem_desc_of(lb + kk * 2);
+            wgmma_slice<In, BN>(acc0, smem_desc_of(la + kk * 2), db);
+            wgmma_slice<In, BN>(acc1, smem_desc_of(la + (64 * 128) / 16 + kk * 2), db);
           }
           wgmma_commit();
           wgmma_wait<1>();
