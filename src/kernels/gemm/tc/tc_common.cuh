@@ -377,12 +377,14 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
 }
 /// The same descriptor in two parts, for the k-loops: its low word (start address >> 4 in bits
 /// 0-13, leading byte offset >> 4 in bits 16-29), and the descriptor of a low word (the stride byte
-/// offset and swizzle mode, constant). A CTA's shared-memory addresses are below 2^18 (228 KB), so
-/// a slice `bytes` further on (a multiple of 16) is the low word plus bytes / 16, with no carry out
-/// of the address field: one add a descriptor, where smem_desc of each slice's address masked and
-/// shifted it again (ncu, session 34: most of the pingpong kernel's 115 instructions a k-block).
+/// offset and swizzle mode, constant). The mask is needed: in a cluster a shared::cta address
+/// carries the CTA's rank from bit 24, which shifted would land in the leading byte offset (the
+/// MN-major layouts read it). A CTA's offsets are below 2^18 (228 KB), so a slice `bytes` further
+/// on (a multiple of 16) is the low word plus bytes / 16, with no carry out of the address field:
+/// one add a descriptor, where smem_desc of each slice's address masked and shifted it again (ncu,
+/// session 34: most of the pingpong kernel's 115 instructions a k-block).
 __device__ __forceinline__ std::uint32_t smem_desc_lo(std::uint32_t addr, std::uint32_t lbo = 16) {
-  return (addr >> 4) | ((lbo >> 4) << 16);
+  return ((addr & 0x3FFFF) >> 4) | ((lbo >> 4) << 16);
 }
 __device__ __forceinline__ std::uint64_t smem_desc_of(std::uint32_t lo) {
   return (static_cast<std::uint64_t>(1) << 62) | (static_cast<std::uint64_t>(1024 >> 4) << 32) | lo;
