@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "memlab/gemm_tc.hpp"
+#include "kernels/gemm/tc/wgmma_desc.hpp"
 
 namespace memlab::detail::gemm_tc {
 
@@ -362,42 +363,10 @@ __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t 
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/// wgmma shared-memory descriptor of a tile written by TMA with 128-byte swizzle, rows of 128 B,
-/// 8-row atoms 1024 B apart (stride byte offset), swizzle mode 1 = 128 B; `lbo` is the leading byte
-/// offset (PTX ISA, "Matrix Descriptor Format"). K-major (A, and B stored n x k): rows along M or N
-/// of 64 16-bit or 128 FP8 elements of K; the leading byte offset is unused for swizzled K-major
-/// layouts (16 B, encoded 1).
-__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t lbo = 16) {
-  std::uint64_t d = 0;
-  d |= static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4);
-  d |= static_cast<std::uint64_t>(lbo >> 4) << 16;
-  d |= static_cast<std::uint64_t>(1024 >> 4) << 32;
-  d |= static_cast<std::uint64_t>(1) << 62;
-  return d;
-}
-/// The same descriptor in two parts, for the k-loops: its low word (start address >> 4 in bits
-/// 0-13, leading byte offset >> 4 in bits 16-29), and the descriptor of a low word (the stride byte
-/// offset and swizzle mode, constant). The mask is needed: in a cluster a shared::cta address
-/// carries the CTA's rank from bit 24, which shifted would land in the leading byte offset (the
-/// MN-major layouts read it). A CTA's offsets are below 2^18 (228 KB), so a slice `bytes` further
-/// on (a multiple of 16) is the low word plus bytes / 16, with no carry out of the address field:
-/// one add a descriptor, where smem_desc of each slice's address masked and shifted it again (ncu,
-/// session 34: most of the pingpong kernel's 115 instructions a k-block).
-__device__ __forceinline__ std::uint32_t smem_desc_lo(std::uint32_t addr, std::uint32_t lbo = 16) {
-  return ((addr & 0x3FFFF) >> 4) | ((lbo >> 4) << 16);
-}
-__device__ __forceinline__ std::uint64_t smem_desc_of(std::uint32_t lo) {
-  return (static_cast<std::uint64_t>(1) << 62) | (static_cast<std::uint64_t>(1024 >> 4) << 32) | lo;
-}
 /// The warpgroup of this thread, warp-uniform as far as the compiler knows (a shuffle from lane 0,
 /// as CUTLASS's canonical_warp_group_idx does): a branch on it is uniform, so ptxas may keep the
-/// k-loop's slot index and descriptors in uniform registers.
+/// k-loop's slot index and descriptors in uniform registers (docs/tc-gemm.md, "Session 34").
 __device__ __forceinline__ int warpgroup_index() { return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0); }
-/// The same for an MN-major 16-bit tile (B stored k x n, A stored k x m) in blocks of 64 k-rows x 64
-/// columns, one TMA box each, 8 KB apart (tma_load_mn): rows of 128 B along N (or M), 8-row groups
-/// along K 1024 B apart, the next 64 columns 8 KB on (the leading byte offset of the canonical
-/// MN-major layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))).
-__device__ __forceinline__ std::uint64_t smem_desc_mn(std::uint32_t addr) { return smem_desc(addr, 8192); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
