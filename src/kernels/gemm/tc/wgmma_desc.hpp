@@ -36,7 +36,7 @@ __host__ __device__ constexpr std::uint64_t smem_desc_mn(std::uint32_t addr) { r
 /// pair wrong there). A CTA's offsets are below 2^18 (228 KB), so a slice `bytes` further on (a
 /// multiple of 16) is the low word plus bytes / 16, with no carry out of the address field: one add
 /// a descriptor, where smem_desc of each slice's address masks and shifts it again (ncu, session 34:
-/// most of the pingpong kernel's 115 instructions a k-block).
+/// most of the pingpong kernel's 135 instructions a k-block).
 __host__ __device__ constexpr std::uint32_t smem_desc_lo(std::uint32_t addr, std::uint32_t lbo = 16) {
   return ((addr & 0x3FFFF) >> 4) | ((lbo >> 4) << 16);
 }
