@@ -128,9 +128,13 @@ void state::exec(launcher const& launch) {
   row_.retakes = retakes;
 }
 
+std::string state::point_key(std::string const& name) const {
+  return exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
+}
+
 measurement const& state::measured_in_point(std::string const& name, launcher const& launch) {
   // One measurement per point (the variant axis aside): every variant's row sees the same.
-  std::string key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
+  std::string const key = point_key(name);
   auto it = ctx_->peer_cache.find(key);
   if (it == ctx_->peer_cache.end()) it = ctx_->peer_cache.emplace(key, ctx_->measure(launch)).first;
   return it->second;
@@ -163,7 +167,7 @@ sample_summary state::measure_once(std::string const& name, launcher const& laun
 
 std::pair<sample_summary, sample_summary> state::measure_paired_once(std::string const& name, launcher const& a,
                                                                      launcher const& b) {
-  std::string const key = exp_->id + "|" + name + "|" + row_.params.dump() + (row_.cold ? "|cold" : "|hot");
+  std::string const key = point_key(name);
   auto ia = ctx_->peer_cache.find(key + "|a"), ib = ctx_->peer_cache.find(key + "|b");
   if (ia == ctx_->peer_cache.end() || ib == ctx_->peer_cache.end()) {
     auto m = ctx_->measure_paired(a, b);

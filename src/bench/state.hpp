@@ -178,6 +178,9 @@ class state {
   void take(measurement const& m);
   /// exec_peer's and measure_once's cache: `launch` measured once per point and name.
   measurement const& measured_in_point(std::string const& name, launcher const& launch);
+  /// The peer cache's key of `name` at this row's point (experiment, parameters, cold or hot): what
+  /// measured_in_point and measure_paired_once measure once and share across the point's variants.
+  std::string point_key(std::string const& name) const;
 
   void apply_noise_floor();
 

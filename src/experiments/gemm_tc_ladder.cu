@@ -253,7 +253,7 @@ void pair_with_cublas(bench::state& s, weight_ring<In> const& ring, std::functio
     if (lt_ok) {
       // The two timed in alternation, so that the choice compares them at the same clocks: two
       // measurements one after the other at the power cap picked cublasGemmEx where cublasLt ran
-      // 3-5% faster beside it (8192^3, H100 and H200; docs/tc-gemm.md, "Session 33").
+      // 2-4% faster beside it (8192^3, H100 and H200; docs/tc-gemm.md, "Session 33").
       auto const [g, l] = s.measure_paired_once("cublasGemmEx|cublasLt", ring.launcher(gemmex), lt_launch);
       peers["cublasGemmEx_ms"] = g.median;
       peers["cublasLt_ms"] = l.median;
