@@ -227,6 +227,12 @@ struct experiment {
   bool default_suite = true;   ///< part of `memlab run` with no argument
   ceiling_relation ceiling = ceiling_relation::none;  ///< how rows relate to the measured copy ceiling
   bool listed = true;          ///< shown by `memlab list` (false: the harness's own self-tests)
+  /// Rows paired with a peer (state::exec_paired, measure_paired_once) whose longer launch takes
+  /// paired_blocks_above_ms or more alternate with it in blocks, not launch by launch: for
+  /// experiments whose kernels run the board at its power cap, where the clock follows the running
+  /// kernel's power and launches alternated one by one share one clock (docs/timing.md, "Paired in
+  /// blocks"). The record's declaration says so.
+  bool paired_in_blocks = false;
   /// Sets the unit and meaning (and log plotting) of the axis `name`; throws if there is none.
   void describe_axis(std::string const& name, std::string unit, std::string description, bool log = false);
   std::string family() const { return id.substr(0, id.find('.')); }

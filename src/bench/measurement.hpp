@@ -20,7 +20,7 @@ struct alone_timing {
 struct measurement {
   sample_summary summary;          ///< of the per-launch times, in ms
   noise_estimate noise;            ///< what the row reports as `noise`
-  std::string method = "events";  ///< "events", "graph_batch", "launch_batch", "host"
+  std::string method = "events";  ///< "events", "events_paired", "events_paired_blocks", "graph_batch", "launch_batch", "host"
   int batch = 1;                   ///< N: a sample is (time of 2N launches - time of N) / N
   std::string note;                ///< why a batch was not a graph, when it was not
   gpu_window gpu;                  ///< NVML before and after the samples (gpu null: not read)
@@ -28,6 +28,9 @@ struct measurement {
   /// timed alone with events (cold, as an unbatched row is), so that a second run whose probe
   /// fell on the other side of the threshold is compared like with like (docs/timing.md).
   std::optional<alone_timing> cold_events;
+  /// events_paired_blocks: the blocks' shape, for the row's `timing.blocks` (rounds, settle_ms,
+  /// kept_ms, and this side's launches kept).
+  nlohmann::json blocks;
 
   /// The row's `timing` object: method, batch, noise_method, the two estimates, rel_stdev.
   nlohmann::json timing_json() const {
@@ -43,6 +46,7 @@ struct measurement {
       j["per_launch"] = "slope: (time of 2N launches - time of N launches) / N";
       j["cache"] = "warm: launches back to back, each finds what the previous one left in L2";
     }
+    if (!blocks.is_null()) j["blocks"] = blocks;
     if (cold_events)
       j["cold_events"] = {{"ms", cold_events->summary.median},
                           {"noise", cold_events->noise.noise},

@@ -56,7 +56,12 @@ nlohmann::json timing_policy_json(timing_options const& t, bool quick, std::uint
             {"noise_estimator",
              "max(sqrt(2) x 95% bootstrap half-width of the median, max - min of 3 chunk medians) / median"},
             {"batch_below_ms", batch_below_ms},
-            {"batch_target_ms", batch_target_ms}});
+            {"batch_target_ms", batch_target_ms},
+            {"paired_blocks", {{"above_ms", paired_blocks_above_ms},
+                               {"settle_ms", paired_block_settle_ms},
+                               {"kept_ms", paired_block_ms},
+                               {"rounds", paired_block_rounds},
+                               {"min_launches", paired_block_min_launches}}}});
   return j;
 }
 
@@ -246,6 +251,7 @@ nlohmann::json declaration_json(experiment const& e) {
                                                              : "peer"}};
   // Only when declared: the other experiments' declarations stay as they were.
   if (!e.tables.empty()) out["tables"] = tables_json(e);
+  if (e.paired_in_blocks) out["paired_in_blocks"] = true;
   return out;
 }
 

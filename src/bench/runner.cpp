@@ -403,7 +403,7 @@ measurement run_context::measure(launcher const& launch, bool batched) {
   return m;
 }
 
-std::pair<measurement, measurement> run_context::measure_paired(launcher const& ours, launcher const& peer) {
+std::pair<measurement, measurement> run_context::measure_paired(launcher const& ours, launcher const& peer, bool in_blocks) {
   auto timed = [&](launcher const& l) { return timed_ms([&] { launch_once(l); }); };
   if (timing_.profile) return {measure(ours), measure(peer)};
   for (int i = 0; i < timing_.warmup; ++i) {
@@ -423,6 +423,8 @@ std::pair<measurement, measurement> run_context::measure_paired(launcher const& 
     measurement b = measure(peer, true);
     return {std::move(a), std::move(b)};
   }
+  if (in_blocks && std::max(median(probe_a), median(probe_b)) >= paired_blocks_above_ms)
+    return measure_paired_blocks(ours, peer);
   std::optional<gpu_reading> const before = gpu_->read();
   timing_options t = timing_;
   t.warmup = 0;
@@ -448,6 +450,52 @@ std::pair<measurement, measurement> run_context::measure_paired(launcher const& 
   m.first.noise = estimate_noise(ours_samples, between_run_noise_floor);
   m.second.summary = summarize(peer_samples);
   m.second.noise = estimate_noise(peer_samples, between_run_noise_floor);
+  return m;
+}
+
+std::pair<measurement, measurement> run_context::measure_paired_blocks(launcher const& ours, launcher const& peer) {
+  using clock = std::chrono::steady_clock;
+  auto const ms_since = [](clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  };
+  auto timed = [&](launcher const& l) { return timed_ms([&] { launch_once(l); }); };
+  // One block: launches one after another (each cold in cold mode, between its own events, as
+  // a paired sample is) until the clock has settled to this kernel's power, then the kept ones.
+  auto block = [&](launcher const& l, std::vector<double>& kept) {
+    auto const t0 = clock::now();
+    do (void)timed(l);
+    while (ms_since(t0) < paired_block_settle_ms);
+    auto const t1 = clock::now();
+    int n = 0;
+    do {
+      kept.push_back(timed(l));
+      ++n;
+    } while (ms_since(t1) < paired_block_ms || n < paired_block_min_launches);
+  };
+  std::optional<gpu_reading> const before = gpu_->read();
+  std::vector<double> ours_samples, peer_samples;
+  for (int r = 0; r < paired_block_rounds; ++r) {
+    if (r % 2 == 0) {
+      block(ours, ours_samples);
+      block(peer, peer_samples);
+    } else {
+      block(peer, peer_samples);
+      block(ours, ours_samples);
+    }
+  }
+  std::optional<gpu_reading> const after = gpu_->read();
+  std::pair<measurement, measurement> m;
+  for (auto [x, v] : {std::pair{&m.first, &ours_samples}, std::pair{&m.second, &peer_samples}}) {
+    x->method = "events_paired_blocks";
+    if (before && after) x->gpu = summarize_window(*before, *after);
+    x->summary = summarize(*v);
+    x->noise = estimate_noise(*v, between_run_noise_floor);
+    x->blocks = {{"rounds", paired_block_rounds},
+                 {"settle_ms", paired_block_settle_ms},
+                 {"kept_ms", paired_block_ms},
+                 {"launches_kept", v->size()}};
+  }
+  if (after) last_reading_ = after;
   return m;
 }
 

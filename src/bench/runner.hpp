@@ -70,11 +70,14 @@ class run_context {
   /// round), so that both medians come from the same stretch of clocks, power and heat: on a
   /// GPU at its power cap, two measurements taken one after the other see different clocks
   /// (docs/timing.md, "Paired with the peer"). The stopping rule runs on ours; the NVML window
-  /// spans both. A launch shorter than batch_below_ms (either of the two) takes measure() for
+  /// spans both. With `in_blocks` (the experiment's paired_in_blocks), where the longer launch
+  /// takes paired_blocks_above_ms or more, the two alternate in blocks instead
+  /// (measure_paired_blocks: each at the clock its own power sets, method "events_paired_blocks").
+  /// A launch shorter than batch_below_ms (either of the two) takes measure() for
   /// each instead, one after the other, both in batches (like against like: a launch timed alone
   /// carries its launch overhead, a batched one none): batching needs one launcher per graph, and
   /// microsecond kernels do not move the board's power. Profile mode: one launch of each.
-  std::pair<measurement, measurement> measure_paired(launcher const& ours, launcher const& peer);
+  std::pair<measurement, measurement> measure_paired(launcher const& ours, launcher const& peer, bool in_blocks = false);
 
   /// NVML for this run's GPU (status() says whether it is there).
   gpu_monitor const& gpu() const noexcept { return *gpu_; }
@@ -112,6 +115,11 @@ class run_context {
   double timed_ms(Issue const& issue);
   /// One launch of `launch` on the run's stream, its launch error checked.
   void launch_once(launcher const& launch);
+
+  /// measure_paired's path for long launches: blocks of each side's launches one after another
+  /// (paired_block_settle_ms not kept, then paired_block_ms kept), alternating
+  /// paired_block_rounds times, ours first in even rounds (docs/timing.md, "Paired in blocks").
+  std::pair<measurement, measurement> measure_paired_blocks(launcher const& ours, launcher const& peer);
 
   /// measure()'s batched path: samples (ms per launch) of `launch` in batches of about n.
   std::vector<double> sample_batches(launcher const& launch, int n, timing_options const& t, measurement& m);

@@ -143,7 +143,7 @@ measurement const& state::measured_in_point(std::string const& name, launcher co
 void state::exec_paired(launcher const& launch, std::string const& peer_name, launcher const& peer_launch) {
   int retakes = 0;
   auto const m = retaken_while_throttled(
-      *ctx_, [&] { return ctx_->measure_paired(launch, peer_launch); },
+      *ctx_, [&] { return ctx_->measure_paired(launch, peer_launch, exp_->paired_in_blocks); },
       [](std::pair<measurement, measurement> const& x) { return x.first.gpu.throttled; }, retakes);
   take(m.first);
   row_.retakes = retakes;
@@ -170,7 +170,7 @@ std::pair<sample_summary, sample_summary> state::measure_paired_once(std::string
   std::string const key = point_key(name);
   auto ia = ctx_->peer_cache.find(key + "|a"), ib = ctx_->peer_cache.find(key + "|b");
   if (ia == ctx_->peer_cache.end() || ib == ctx_->peer_cache.end()) {
-    auto m = ctx_->measure_paired(a, b);
+    auto m = ctx_->measure_paired(a, b, exp_->paired_in_blocks);
     ia = ctx_->peer_cache.insert_or_assign(key + "|a", std::move(m.first)).first;
     ib = ctx_->peer_cache.insert_or_assign(key + "|b", std::move(m.second)).first;
   }

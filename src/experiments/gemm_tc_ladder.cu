@@ -514,6 +514,7 @@ void run_dtype(bench::state& s, gemm_tc_rung rung, shape sh, bool out_f32) {
 memlab::bench::registrar const reg{[] {
   memlab::bench::experiment e;
   e.id = "gemm.tc_ladder";
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = "Tensor-core GEMM ladder (BF16/FP16 in, FP32 accumulate): wmma .. persistent TMA + wgmma vs cuBLAS";
   e.seed_ref = "001 §1-3, 000 §9.2.3";
   e.axes = {memlab::bench::variant_axis(gemm_tc_rung_names()),
@@ -583,6 +584,7 @@ memlab::bench::registrar const reg{[] {
 memlab::bench::registrar const reg_bits{[] {
   memlab::bench::experiment e;
   e.id = "gemm.tc_fp16_bits";
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = "Tensor-core GEMM: BF16, FP16, and FP16 holding BF16's values (7 mantissa bits): does FP16 lose to power?";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
@@ -622,6 +624,7 @@ memlab::bench::registrar const reg_bits{[] {
 memlab::bench::registrar const reg_fp8{[] {
   memlab::bench::experiment e;
   e.id = "gemm.tc_fp8";
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = "Tensor-core GEMM with FP8 (E4M3) inputs, FP32 accumulation: mma.sync and the wgmma rungs vs cublasLt FP8";
   e.seed_ref = "001 §1-3";
   e.axes = {memlab::bench::variant_axis({"mma_sync", "tma_wgmma", "warp_specialized", "persistent", "cluster"},
@@ -786,6 +789,7 @@ void run_layout_point(bench::state& s, std::string const& variant, std::string c
 memlab::bench::registrar const reg_layouts{[] {
   memlab::bench::experiment e;
   e.id = "gemm.tc_layouts";
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = "Tensor-core GEMM in every layout: automatic (transposed operands read in place, others copied K-major first), the copy, and wmma vs cuBLAS in the same layout";
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
@@ -874,6 +878,7 @@ memlab::bench::experiment cluster_experiment(cluster_experiment_text const& t) {
   using namespace memlab::bench;
   experiment e;
   e.id = t.id;
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = t.description;
   e.seed_ref = "001 §1-3";
   e.default_suite = false;
@@ -1059,6 +1064,7 @@ memlab::bench::registrar const reg_stream_k{[] {
   using namespace memlab::bench;
   experiment e;
   e.id = "gemm.tc_stream_k";
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = "Tensor-core GEMM rung 6: the cooperative kernel's last waves split into equal runs of k-blocks (stream-K), "
                   "by its rule, off and on";
   e.seed_ref = "001 §1-3";
@@ -1131,6 +1137,7 @@ memlab::bench::experiment rung2_forced(char const* id, char const* description, 
   using namespace memlab::bench;
   experiment e;
   e.id = id;
+  e.paired_in_blocks = true;  // its large rows run at the power cap (docs/timing.md, "Paired in blocks")
   e.description = description;
   e.seed_ref = "001 §1-3";
   e.default_suite = false;

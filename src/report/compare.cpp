@@ -249,7 +249,13 @@ std::string row_verdict(matched_row const& m, double threshold, std::set<std::st
   }
   c.timed.push_back({row_label(m.a), *m.ma, *m.mb, m.na, m.nb, headline_keys.count(row_key(m.a)) > 0});
   ratio = fmt(*m.mb / *m.ma);
-  return timed_verdict(m, std::max(threshold, noise_factor * (m.na + m.nb)), c);
+  std::string verdict = timed_verdict(m, std::max(threshold, noise_factor * (m.na + m.nb)), c);
+  // Paired launch by launch, a kernel runs at the clock its mix with the peer sets; in blocks, at
+  // its own (docs/timing.md, "Paired in blocks"): at the power cap the two differ by a few percent.
+  std::string const ta = str(obj(m.a, "timing"), "method"), tb = str(obj(m.b, "timing"), "method");
+  if (ta != tb && (ta == "events_paired_blocks" || tb == "events_paired_blocks"))
+    verdict += " (timed " + ta + " in A, " + tb + " in B)";
+  return verdict;
 }
 
 /// Every row of A that B also has, in A's order, with its verdict.

@@ -93,6 +93,21 @@ TEST(Compare, SameWithinNoiseButSlowerWithoutIt) {
   EXPECT_NE(verdict_of(quiet.out).find("slower"), std::string::npos) << quiet.out;
 }
 
+// A row paired launch by launch in one run and in blocks in the other ran at different clocks at
+// the power cap (docs/timing.md, "Paired in blocks"): the verdict says how each was timed; rows
+// timed alike say nothing of it.
+TEST(Compare, APairingMethodChangeIsNamedBesideTheVerdict) {
+  scratch_dir d;
+  json a = timed_row("v", {{"n", 1}}, 1.0, 0.01), b = timed_row("v", {{"n", 1}}, 0.95, 0.01);
+  a["timing"] = {{"method", "events_paired"}, {"batch", 1}};
+  b["timing"] = {{"method", "events_paired_blocks"}, {"batch", 1}};
+  auto r = run_compare(d, record("GPU X", {a}), record("GPU X", {b}));
+  EXPECT_NE(verdict_of(r.out).find("(timed events_paired in A, events_paired_blocks in B)"), std::string::npos) << r.out;
+  b["timing"]["method"] = "events_paired";
+  auto same = run_compare(d, record("GPU X", {a}), record("GPU X", {b}));
+  EXPECT_EQ(verdict_of(same.out).find("timed "), std::string::npos) << same.out;
+}
+
 TEST(Compare, ThresholdSetsTheRegressionBound) {
   scratch_dir d;
   auto a = record("GPU X", {timed_row("v", {{"n", 1}}, 1.0, 0.002)});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "bench/runner.hpp"
@@ -162,20 +163,34 @@ TEST(CoreTiming, ANoiseFloorRaisesTheReportedNoiseAndSaysWhy) {
   EXPECT_THROW(s.set_noise_floor(1.5, "no"), memlab::error);
 }
 
-// Paired timing: two launchers in alternation give each its own median (a 200 us and a 400 us
-// spin of the global timer read as such), the same number of samples, one NVML window; a
-// microsecond launcher falls back to measure() for each, both batched.
+// Paired timing: two launchers in alternation give each its own median (a 60 us and an 80 us
+// spin of the global timer read as such), the same number of samples, one NVML window, and take
+// turns launch by launch (blocks asked for, but both under their threshold); a microsecond
+// launcher falls back to measure() for each, both batched.
 TEST(CoreTiming, PairedTimingAlternatesTwoLaunchersAndKeepsTheirMedians) {
   MEMLAB_REQUIRE_GPU();
   MEMLAB_SKIP_UNDER_SANITIZER();
   run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
-  auto const m = ctx.measure_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(200000ull); },
-                                    [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(400000ull); });
+  std::string order;  // 'o' for each launch of ours, 'p' for the peer's, in issue order
+  auto const m = ctx.measure_paired(
+      [&](cudaStream_t s) {
+        order += 'o';
+        spin_ns<<<1, 32, 0, s>>>(60000ull);
+      },
+      [&](cudaStream_t s) {
+        order += 'p';
+        spin_ns<<<1, 32, 0, s>>>(80000ull);
+      },
+      /*in_blocks=*/true);
+  static_assert(paired_blocks_above_ms > 0.09, "the two spins stay under the blocks' threshold, asked or not");
   EXPECT_EQ(m.first.method, "events_paired");
   EXPECT_EQ(m.second.method, "events_paired");
+  EXPECT_TRUE(m.first.blocks.is_null());
   EXPECT_EQ(m.first.summary.samples, m.second.summary.samples);
-  EXPECT_NEAR(m.first.summary.median, 0.2, 0.02);
-  EXPECT_NEAR(m.second.summary.median, 0.4, 0.03);
+  EXPECT_NEAR(m.first.summary.median, 0.06, 0.01);
+  EXPECT_NEAR(m.second.summary.median, 0.08, 0.012);
+  EXPECT_EQ(order.find("ooo"), std::string::npos) << "launch by launch, never three of one side in a row: " << order.substr(0, 64);
+  EXPECT_EQ(order.find("ppp"), std::string::npos) << order.substr(0, 64);
   auto const fast = ctx.measure_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(5000ull); },
                                        [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(200000ull); });
   EXPECT_NE(fast.first.method, "events_paired") << "a 5 us launch is batched, not paired";
@@ -184,18 +199,69 @@ TEST(CoreTiming, PairedTimingAlternatesTwoLaunchersAndKeepsTheirMedians) {
   EXPECT_GT(fast.second.batch, 1) << "one side batched, the other alone";
   EXPECT_EQ(fast.second.method, fast.first.method);
   EXPECT_NEAR(fast.second.summary.median, 0.2, 0.02);
+}
 
-  experiment e;
-  e.id = "test.paired";
-  state st(ctx, e, {});
-  st.exec_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(300000ull); }, "slower",
-                 [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(450000ull); });
-  row const r = st.finish();
-  ASSERT_TRUE(r.ratio_to_peer.has_value());
-  EXPECT_NEAR(*r.ratio_to_peer, 1.5, 0.1);
-  EXPECT_EQ(r.peer, "slower");
-  EXPECT_EQ(r.timing["method"], "events_paired");
-  EXPECT_EQ(r.extra["peer_timing"]["method"], "events_paired");
+// Launches of paired_blocks_above_ms and more alternate in blocks: after the warm-up and the
+// probe (one of each at a time), ours runs alone, then the peer (two blocks, one per round),
+// then ours again, each block at least paired_block_settle_ms + paired_block_ms long; each side
+// keeps its own median, and the row says how it was timed.
+TEST(CoreTiming, LongPairedLaunchesAlternateInBlocks) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_SKIP_UNDER_SANITIZER();
+  static_assert(paired_block_rounds == 2, "the order below is ours, peer, peer, ours");
+  run_context ctx(memlab::query_device(0), fast_policy(), false, 1);
+  std::string order;
+  auto const m = ctx.measure_paired(
+      [&](cudaStream_t s) {
+        order += 'o';
+        spin_ns<<<1, 32, 0, s>>>(200000ull);
+      },
+      [&](cudaStream_t s) {
+        order += 'p';
+        spin_ns<<<1, 32, 0, s>>>(400000ull);
+      },
+      /*in_blocks=*/true);
+  EXPECT_EQ(m.first.method, "events_paired_blocks");
+  EXPECT_EQ(m.second.method, "events_paired_blocks");
+  EXPECT_NEAR(m.first.summary.median, 0.2, 0.02);
+  EXPECT_NEAR(m.second.summary.median, 0.4, 0.03);
+  ASSERT_FALSE(m.first.blocks.is_null());
+  EXPECT_EQ(m.first.blocks["rounds"], paired_block_rounds);
+  EXPECT_EQ(m.first.blocks["launches_kept"], m.first.summary.samples);
+  // A kept block of 200 us launches spans paired_block_ms: hundreds of launches, not a handful.
+  EXPECT_GT(m.first.summary.samples, 2 * static_cast<int>(paired_block_ms / 0.2 / 4));
+  EXPECT_GT(m.second.summary.samples, 2 * static_cast<int>(paired_block_ms / 0.4 / 4));
+  // The sampling phase begins where the warm-up's and the probe's alternation ends ("op" x n).
+  std::size_t const start = order.find("oooo");
+  ASSERT_NE(start, std::string::npos) << order.substr(0, 64);
+  std::string const blocks = order.substr(start);
+  std::size_t const o1 = blocks.find('p'), p1 = blocks.find('o', o1);
+  ASSERT_NE(o1, std::string::npos);
+  ASSERT_NE(p1, std::string::npos);
+  EXPECT_EQ(blocks.find('p', p1), std::string::npos) << "ours, then the peer's two blocks, then ours: three runs";
+  // Each block is the settling launches plus the kept ones: at least (settle + kept) / launch.
+  EXPECT_GE(static_cast<double>(o1), (paired_block_settle_ms + paired_block_ms) / 0.2 / 2);
+  EXPECT_GE(static_cast<double>(p1 - o1), 2 * (paired_block_settle_ms + paired_block_ms) / 0.4 / 2);
+  EXPECT_GE(static_cast<double>(blocks.size() - p1), (paired_block_settle_ms + paired_block_ms) / 0.2 / 2);
+
+  // Through a row: an experiment that declares paired_in_blocks gets blocks, one that does not
+  // keeps launch-by-launch alternation at the same lengths.
+  for (bool const declared : {true, false}) {
+    experiment e;
+    e.id = "test.paired";
+    e.paired_in_blocks = declared;
+    state st(ctx, e, {});
+    st.exec_paired([&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(300000ull); }, "slower",
+                   [&](cudaStream_t s) { spin_ns<<<1, 32, 0, s>>>(450000ull); });
+    row const r = st.finish();
+    ASSERT_TRUE(r.ratio_to_peer.has_value());
+    EXPECT_NEAR(*r.ratio_to_peer, 1.5, 0.1);
+    EXPECT_EQ(r.peer, "slower");
+    std::string const method = declared ? "events_paired_blocks" : "events_paired";
+    EXPECT_EQ(r.timing["method"], method);
+    EXPECT_EQ(r.timing.contains("blocks"), declared);
+    EXPECT_EQ(r.extra["peer_timing"]["method"], method);
+  }
 }
 
 TEST(CoreTiming, LongKernelsKeepOneLaunchPerSample) {
