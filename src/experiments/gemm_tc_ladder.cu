@@ -1231,4 +1231,36 @@ memlab::bench::registrar const reg_stages{[] {
              ""};
   return e;
 }()};
+
+// Rung 2's tile width: the rule's pick (split_k.hpp's mma_sync_takes_wide: 128 x 256 tiles, one block
+// of eight warps an SM, where k >= 2048 and the device holds it) beside 128 and 256 forced
+// (docs/tc-gemm.md, "Session 29", and "Session 35": pairs in blocks, at the power cap).
+memlab::bench::registrar const reg_wide{[] {
+  using namespace memlab::bench;
+  experiment e = rung2_forced<memlab::detail::gemm_tc::mma_sync_tile_n_scope>(
+      "gemm.tc_wide",
+      "Tensor-core GEMM rung 2 (mma.sync, the Ampere/Ada default): the rule's tile width against 128 x 128 and 128 x 256 forced",
+      variant_axis({"rule", "n128", "n256"}, {"rule", "n128", "n256"}),
+      string_axis("shape",
+                  {"4096", "8192", "3000x5000x2000", "8192x8192x1024", "4096x11008x4096", "16384x4096x4096", "2048", "6144",
+                   "4096x4096x2048", "2048x8192x8192"},
+                  {"4096", "3000x5000x2000", "8192x8192x1024"}),
+      "gemm_tc_wide.png", "Rung 2 by tile width: speed as a fraction of cuBLAS");
+  e.describe_axis("variant", "",
+                  "rule: rung 2's own pick (128 x 256 tiles, eight warps in one block an SM, 5 stages of 24 KB, where k >= "
+                  "2048 and an SM holds as many warps of it as of the 128 x 128 kernel; else two blocks of 128 x 128); n128, "
+                  "n256: that width forced (16-bit inputs; the split grid of a decode batch and FP8 keep 128); "
+                  "extra.kernel names the tile a row ran");
+  e.describe_axis("shape", "", "m x n x k (n: a cube), A m x k row-major, B stored n x k: the ladder's shapes and four more");
+  e.headline = best_row("Which tile width runs rung 2 fastest at 4096^3 on this GPU?", {{"shape", {"4096"}}, {"dtype", {"bf16"}}},
+                        "median_ms", "ratio_to_peer");
+  e.prose = {"Rung 2 runs 128 x 128 tiles in two blocks of four warps an SM, so that one block's warps issue while the "
+             "other's wait at their slice barrier. One block of eight warps on a 128 x 256 tile keeps the same warps an SM "
+             "and reads a quarter fewer bytes a flop from L2, but no second block covers its tile's fill and drain. Each row "
+             "is the rule's pick or a width forced, paired with cuBLAS.",
+             "Within a shape the rule's row should be the fastest or within the noise of it; extra.kernel says which tile "
+             "it ran.",
+             ""};
+  return e;
+}()};
 }  // namespace

@@ -295,6 +295,20 @@ TEST(GemmTcSplitK, MmaSyncSplitsFillOneWaveOfSlots) {
     }
 }
 
+// Rung 2's tile width (mma_sync_takes_wide, split_k.hpp): 128 x 256 where k >= 2048 and an SM holds as
+// many warps of the wide kernel as of the 128 x 128 one.
+TEST(GemmTcSplitK, MmaSyncTakesWideTilesAtLongK) {
+  using memlab::detail::gemm_tc::mma_sync_takes_wide;
+  using memlab::detail::gemm_tc::mma_sync_wide_min_k;
+  EXPECT_TRUE(mma_sync_takes_wide(4096, 8, 8));    // H100, A100: one block of 8 warps against two of 4
+  EXPECT_TRUE(mma_sync_takes_wide(mma_sync_wide_min_k, 8, 8));
+  EXPECT_FALSE(mma_sync_takes_wide(mma_sync_wide_min_k - 1, 8, 8));  // 8192x8192x1024's k: fill and drain uncovered
+  EXPECT_FALSE(mma_sync_takes_wide(1024, 8, 8));
+  EXPECT_FALSE(mma_sync_takes_wide(4096, 0, 8));   // sm_86/89: 120 KB does not fit
+  EXPECT_FALSE(mma_sync_takes_wide(4096, 8, 12));  // a device that holds three narrow blocks: fewer warps
+  EXPECT_TRUE(mma_sync_takes_wide(8192, 16, 8));
+}
+
 // Rung 2's depth (mma_sync_depth, split_k.hpp) on the blocks an SM holds of its 5-, 4- and 3-stage
 // kernels (80, 64 and 48 KB, 254 registers: two blocks at most): an H100 (228 KB) and an A100
 // (164 KB) hold two of each; sm_86/89 (100 KB) one of 5 or 4 stages and two of 3, where the one-pass

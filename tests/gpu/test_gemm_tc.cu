@@ -1075,6 +1075,54 @@ TEST(GemmTc, MmaSyncStages) {
   EXPECT_EQ(tc::forced_mma_sync_stages(), 0);
 }
 
+// Rung 2's wide kernel (set_mma_sync_tile_n): 128 x 256 tiles, eight warps, one block an SM, forced
+// through the canonical battery (edge tiles, k tails, ld > row, alpha and beta; its split cases keep
+// 128 x 128) in BF16 and FP16, and at shapes with k >= 2048, long enough for the pipeline to wrap its
+// ring many times, with n not a multiple of 256. Then the rule (mma_sync_takes_wide): wide at 4096^3
+// where an SM holds as many warps of it as of the 128 x 128 kernel, never below k = 2048, never for
+// the split grid or FP8.
+TEST(GemmTc, MmaSyncWideTiles) {
+  MEMLAB_REQUIRE_GPU();
+  namespace tc = memlab::detail::gemm_tc;
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::mma_sync, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  int const sms = memlab::gemm_tc_current_target().sm_count;
+  auto const name = [&](std::int64_t m, std::int64_t n, std::int64_t k) { return tc::mma_sync_kernel_name<__nv_bfloat16>(m, n, k, sms); };
+  {
+    tc::mma_sync_tile_n_scope const forced(256);
+    if (name(4096, 4096, 4096).rfind("128x256", 0) != 0) GTEST_SKIP() << "this device does not hold the wide kernel: " << name(4096, 4096, 4096);
+    EXPECT_EQ(name(4096, 4096, 512).rfind("128x256", 0), 0u) << "forced wide at any k";
+    run_rung<__nv_bfloat16, __nv_bfloat16>(gemm_tc_rung::mma_sync);
+    run_rung<__half, float>(gemm_tc_rung::mma_sync);
+    std::string skipped;
+    case_t deep{300, 700, 2104, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f};  // 66 slices, a k tail of 24, 3 x 3 tiles; k a multiple of 8 (rung 2 refuses rows not 16-byte aligned)
+    check_case<__nv_bfloat16, __nv_bfloat16>(deep, gemm_tc_rung::mma_sync, skipped);
+    case_t ld{129, 260, 2048, gemm_op::n, gemm_op::t, 8, 16, 8};  // ld > row, an edge of one row and of 4 columns
+    check_case<__half, __half>(ld, gemm_tc_rung::mma_sync, skipped);
+    EXPECT_TRUE(skipped.empty()) << skipped;
+  }
+  {
+    tc::mma_sync_tile_n_scope const forced(128);
+    EXPECT_EQ(name(4096, 4096, 4096).rfind("128x128", 0), 0u);
+  }
+  auto const wide_warps = [&] {
+    tc::mma_sync_tile_n_scope const forced(256);
+    std::string const n = name(4096, 4096, 4096);
+    return n.rfind("128x256", 0) == 0 ? 8 * std::stoi(n.substr(n.find("stages, ") + 8)) : 0;
+  }();
+  int const narrow_warps = 4 * tc::mma_sync_kernel_pick<__nv_bfloat16>(false).blocks;
+  EXPECT_EQ(name(4096, 4096, 4096).rfind("128x256", 0) == 0, tc::mma_sync_takes_wide(4096, wide_warps, narrow_warps)) << name(4096, 4096, 4096);
+  EXPECT_EQ(name(4096, 4096, 2047).rfind("128x128", 0), 0u) << "k below mma_sync_wide_min_k";
+  EXPECT_NE(name(128, 4096, 4096).find("K split"), std::string::npos) << "a decode batch splits K: " << name(128, 4096, 4096);
+  EXPECT_EQ(name(128, 4096, 4096).rfind("128x128", 0), 0u) << "the split grid keeps 128 x 128";
+  EXPECT_EQ(tc::mma_sync_kernel_name<e4m3>(4096, 4096, 4096, sms).rfind("128x128", 0), 0u) << "FP8 keeps 128 x 128";
+  {
+    tc::mma_sync_stages_scope const forced(4);
+    EXPECT_EQ(name(4096, 4096, 4096).rfind("128x128, 4 stages", 0), 0u) << "a forced depth runs its own kernel";
+  }
+  EXPECT_THROW(tc::set_mma_sync_tile_n(192), memlab::error);
+  EXPECT_EQ(tc::forced_mma_sync_tile_n(), 0);
+}
+
 // Rung 2's FP16 kernel for Turing (sm_75: loads through registers, mma.sync m16n8k8), which an
 // sm_75 device or image runs, forced here on any device: the canonical battery (edge tiles, k tails,
 // ld > row, alpha and beta, split K) in FP16 and FP32 C, and the split's determinism.

@@ -6,7 +6,10 @@
 // per k16 step a warp issues 8 ldmatrix.x4 for 32 mma (4 per ldmatrix), its fragments double-buffered in
 // registers so that each step's ldmatrix (and the slice's barrier) overlap the previous step's
 // mma, and while one block waits at its barrier the other's warps keep the tensor pipe busy
-// (docs/tc-gemm.md, "Rung 2: two blocks per SM", "Session 12"). Interior tiles copy without
+// (docs/tc-gemm.md, "Rung 2: two blocks per SM", "Session 12"). Where k >= 2048 and an SM holds as
+// many warps of it, the one-pass grid runs 128 x 256 tiles instead, eight such warps in one block an
+// SM: a quarter fewer L2 bytes a flop, which at the power cap buys clock (mma_sync_takes_wide;
+// docs/tc-gemm.md, "Session 35"). Interior tiles copy without
 // bounds checks from one pointer per operand. Shared rows are 64 bytes (four 16-byte chunks);
 // chunk c of row r lives at c ^ ((r >> 1) & 3), so
 // the eight rows one ldmatrix phase reads (and the eight chunks a cp.async phase writes) hit
@@ -46,11 +49,12 @@ namespace {
 /// blocks per SM", has the alternatives measured against it. Sizes in bytes where they are the
 /// same for every input type. Which stage count a grid runs: pick_stages (5 or 4 on sm_80 and
 /// sm_90, where two blocks of them fit; 3 for the one-pass grid on sm_86/89's 100 KB).
-template <int Stages>
+template <int Stages, int BN = 128>
 struct rung_config_t {
-  static constexpr int bm = 128, bn = 128, row_bytes = 64, stages = Stages;
+  static constexpr int bm = 128, bn = BN, row_bytes = 64, stages = Stages;
   static constexpr int warp_n = 64, n8_per_warp = warp_n / 8;  // m16n8 column blocks per warp
-  static constexpr int threads = 128, min_blocks = 2;
+  // 2 x (bn / 64) warps of 64 x 64: two blocks of four an SM at 128 x 128, one of eight at 128 x 256.
+  static constexpr int threads = 32 * 2 * (bn / warp_n), min_blocks = bn == 128 ? 2 : 1;
   static constexpr int tile_bytes = (bm + bn) * row_bytes;  // one stage: A tile then B tile
   static constexpr std::size_t smem_bytes = static_cast<std::size_t>(stages) * tile_bytes;
   // 16-byte chunks a thread copies per stage: rows tid / 4 + i threads / 4, chunk tid % 4.
@@ -152,10 +156,11 @@ __device__ __forceinline__ void store_warp_tile(problem const& p, mma_split cons
   }
 }
 
-template <class In, int Stages = 4, bool Early = false>
-__global__ void __launch_bounds__(rung_config_t<Stages>::threads, rung_config_t<Stages>::min_blocks) mma_sync_kernel(problem p, mma_split sp) {
+template <class In, int Stages = 4, bool Early = false, int BN = 128>
+__global__ void __launch_bounds__(rung_config_t<Stages, BN>::threads, rung_config_t<Stages, BN>::min_blocks)
+    mma_sync_kernel(problem p, mma_split sp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using Cfg = rung_config_t<Stages>;
+  using Cfg = rung_config_t<Stages, BN>;
   constexpr int bm = Cfg::bm, bn = Cfg::bn, stages = Cfg::stages, threads = Cfg::threads;
   constexpr int e = static_cast<int>(sizeof(In));                       // bytes an element
   constexpr int bk = Cfg::row_bytes / e, chunk_elems = 16 / e;          // elements a row, a chunk
@@ -506,6 +511,7 @@ namespace {
 std::atomic<int> forced_splits{0};
 std::atomic<bool> forced_turing{false};
 std::atomic<int> forced_stages{0};
+std::atomic<int> forced_tile_n{0};
 
 /// Rung 2 runs its Turing kernel where the device or the image is below sm_80 (FP16 only: the
 /// host refuses BF16 there), or where a test forces it.
@@ -542,24 +548,35 @@ void set_mma_sync_stages(int stages) {
 }
 int forced_mma_sync_stages() { return forced_stages.load(); }
 
+void set_mma_sync_tile_n(int bn) {
+  MEMLAB_EXPECTS(bn == 0 || bn == 128 || bn == 256, "rung 2's tiles are 128 or 256 columns wide (0: the rule); got " + std::to_string(bn));
+  forced_tile_n.store(bn);
+}
+int forced_mma_sync_tile_n() { return forced_tile_n.load(); }
+
 /// Blocks of the rung's kernel at `Stages` (`Early`: the one-pass loop) an SM holds, once per device
 /// (raising the kernel's shared-memory limit there first, which its launches rely on); 0 where the
 /// device's opt-in limit is below the kernel's shared memory.
-template <class In, int Stages, bool Early = false>
+template <class In, int Stages, bool Early = false, int BN = 128>
 int blocks_per_sm() {
   return detail::per_device([] {
-    auto const kernel = mma_sync_kernel<In, Stages, Early>;
-    std::size_t const smem = rung_config_t<Stages>::smem_bytes;
+    auto const kernel = mma_sync_kernel<In, Stages, Early, BN>;
+    std::size_t const smem = rung_config_t<Stages, BN>::smem_bytes;
     int dev = 0, optin = 0;
     MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
     MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     if (smem > static_cast<std::size_t>(optin)) return 0;
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     int blocks = 0;
-    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, rung_config::threads, smem));
+    MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, rung_config_t<Stages, BN>::threads, smem));
     return blocks;
   });
 }
+
+/// The one-pass grid's wide kernel (mma_sync_takes_wide): 128 x 256 tiles, eight warps, 5 stages
+/// refilled early, for BF16 and FP16.
+constexpr int wide_bn = 256, wide_stages = 5;
+using wide_config = rung_config_t<wide_stages, wide_bn>;
 
 /// Blocks of the Turing kernel an SM holds, once per device.
 int turing_blocks_per_sm() {
@@ -631,6 +648,17 @@ mma_sync_plan plan_mma_sync(std::int64_t m, std::int64_t n, std::int64_t k, int 
     plan.splits = static_cast<int>(mma_sync_splits(tiles, slices, sm_count * split_kernel.blocks, partial_bytes, tile_flops));
   }
   plan.kernel = plan.splits > 1 ? split_kernel : mma_sync_kernel_pick<In>(false);
+  if constexpr (sizeof(In) == 2) {
+    if (plan.splits == 1 && !plan.turing) {
+      int const forced = forced_tile_n.load();
+      int const wide = blocks_per_sm<In, wide_stages, true, wide_bn>();
+      // The rule's pick only where no depth is forced (gemm.tc_stages' rows run the depth they name).
+      bool const take = forced == 0 ? forced_stages.load() == 0 &&
+                                          mma_sync_takes_wide(k, wide * wide_config::threads / 32, plan.kernel.blocks * Cfg::threads / 32)
+                                    : forced == wide_bn && wide > 0;
+      if (take) plan.kernel = {wide_stages, wide, wide_bn};
+    }
+  }
   return plan;
 }
 
@@ -642,7 +670,7 @@ int mma_sync_split_count(std::int64_t m, std::int64_t n, std::int64_t k, int sm_
 template <class In>
 std::string mma_sync_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   mma_sync_plan const plan = plan_mma_sync<In>(m, n, k, sm_count);
-  std::string name = "128x128, " + std::to_string(plan.kernel.stages) + " stages, " + std::to_string(plan.kernel.blocks) + " blocks/SM";
+  std::string name = "128x" + std::to_string(plan.kernel.bn) + ", " + std::to_string(plan.kernel.stages) + " stages, " + std::to_string(plan.kernel.blocks) + " blocks/SM";
   if (plan.splits > 1) name += ", K split " + std::to_string(plan.splits) + " ways";
   return name;
 }
@@ -664,8 +692,18 @@ void launch_stages(int stages, problem const& p, mma_split const& sp, unsigned g
 template <class In>
 void launch_mma_sync(problem const& p, cudaStream_t st, int sm_count) {
   using Cfg = rung_config;
-  std::int64_t const tiles = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
   mma_sync_plan const plan = plan_mma_sync<In>(p.m, p.n, p.k, sm_count);
+  if constexpr (sizeof(In) == 2) {
+    if (plan.kernel.bn == wide_bn) {  // the one-pass grid's wide kernel (plan_mma_sync: 16-bit, sm_80+, no split)
+      std::int64_t const wide_tiles = ((p.m + wide_config::bm - 1) / wide_config::bm) * ((p.n + wide_bn - 1) / wide_bn);
+      MEMLAB_EXPECTS(wide_tiles <= 0x7fffffff, "too many mma_sync tiles for one grid");
+      mma_sync_kernel<In, wide_stages, true, wide_bn>
+          <<<static_cast<unsigned>(wide_tiles), wide_config::threads, wide_config::smem_bytes, st>>>(p, mma_split{});
+      MEMLAB_CHECK_LAUNCH();
+      return;
+    }
+  }
+  std::int64_t const tiles = ((p.m + Cfg::bm - 1) / Cfg::bm) * ((p.n + Cfg::bn - 1) / Cfg::bn);
   mma_split sp;
   sp.splits = plan.splits;
   std::int64_t const blocks = tiles * sp.splits;

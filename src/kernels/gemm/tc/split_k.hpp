@@ -158,6 +158,7 @@ bool forced_mma_sync_turing();
 struct mma_sync_pick {
   int stages = 0;
   int blocks = 0;
+  int bn = 128;  ///< the tile's columns: 128, or 256 for the one-pass grid's wide kernel (mma_sync_takes_wide)
 };
 
 /// That rule on the blocks an SM holds of each candidate (0: it does not fit the device): `deep`
@@ -182,9 +183,33 @@ mma_sync_pick mma_sync_kernel_pick(bool split_grid);
 void set_mma_sync_stages(int stages);
 int forced_mma_sync_stages();
 
+/// The shortest k at which rung 2's one-pass grid takes its wide kernel: 128 x 256 tiles, eight
+/// warps of 64 x 64 in one block an SM, 5 stages of 24 KB (120 KB) refilled early. A quarter fewer
+/// bytes a flop from L2 than two blocks of 128 x 128, and so less power: at the power cap, each
+/// kernel timed at its own clock (pairs in blocks), 5-7% faster at 4096^3, 6144^3 and 2048x8192x8192
+/// on the H100, 3-6% at 16384x4096x4096, 1-3% at 8192^3, level at 4096x11008x4096; below this k a
+/// tile's fill and drain, which no second block covers, outweigh it (k = 1024: 2.5% slower).
+/// docs/tc-gemm.md, "Session 35" (and "Session 29", where launch-by-launch pairing hid the gain).
+inline constexpr std::int64_t mma_sync_wide_min_k = 2048;
+
+/// Whether the one-pass grid takes the wide kernel: an SM holds as many warps of it (`wide_warps`:
+/// 8 a block, 0 where its 120 KB do not fit, as on sm_86/89's 100 KB) as of the 128 x 128 kernel
+/// the depth rule picked (`narrow_warps`: 4 a block), and k is at least mma_sync_wide_min_k.
+inline bool mma_sync_takes_wide(std::int64_t k, int wide_warps, int narrow_warps) {
+  return wide_warps > 0 && wide_warps >= narrow_warps && k >= mma_sync_wide_min_k;
+}
+
+/// Forces the columns of the one-pass grid's tiles for the calls that follow (16-bit inputs on
+/// sm_80+): 128, or 256 (the wide kernel, where the device holds it); 0 restores the rule
+/// (mma_sync_takes_wide). The split grid and FP8 keep 128. For tests and gemm.tc_wide's forced
+/// rows. Process-wide, not for concurrent use.
+void set_mma_sync_tile_n(int bn);
+int forced_mma_sync_tile_n();
+
 /// Rung 2's overrides held for a scope (forced_scope.hpp).
 using mma_sync_splits_scope = forced_scope<int, set_mma_sync_splits, 0>;
 using mma_sync_stages_scope = forced_scope<int, set_mma_sync_stages, 0>;
+using mma_sync_tile_n_scope = forced_scope<int, set_mma_sync_tile_n, 0>;
 /// The Turing kernel for the scope's lifetime.
 class mma_sync_turing_scope : forced_scope<bool, set_mma_sync_turing, false> {
  public:
