@@ -126,6 +126,10 @@ class checker {
       expect(it->is_array(), *it, tp, "an array");
       for (std::size_t i = 0; i < it->size(); ++i) x.tables.push_back(table((*it)[i], at(tp, i)));
     }
+    if (auto it = e.find("paired_in_blocks"); it != e.end()) {
+      expect(it->is_boolean(), *it, join(path, "paired_in_blocks"), "a boolean");
+      x.paired_in_blocks = it->get<bool>();
+    }
     return x;
   }
 

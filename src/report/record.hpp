@@ -75,6 +75,7 @@ struct experiment_entry {
   std::string shows, look_for, seed_note;
   std::vector<plot_decl> plots;
   std::vector<table_decl> tables;  ///< optional in the record: [] when absent
+  bool paired_in_blocks = false;   ///< optional: long pairs timed in blocks (docs/timing.md, "Paired in blocks")
 
   axis_decl const* axis(std::string const& name) const;
   metric_decl const* metric(std::string const& name) const;

@@ -419,6 +419,10 @@ void section_declaration(std::ostream& md, experiment_entry const& e) {
   if (!e.shows.empty()) md << e.shows << "\n\n";
   if (!e.look_for.empty()) md << "**What to look for.** " << e.look_for << "\n\n";
   if (!e.seed_note.empty()) md << "**The seed's figure.** " << e.seed_note << "\n\n";
+  if (e.paired_in_blocks)
+    md << "**Timing.** Where a row and its peer take 0.1 ms or more, they alternate in blocks of each one's launches "
+          "(timing `events_paired_blocks`), so that at the power cap each runs at the clock its own power sets "
+          "(docs/timing.md, \"Paired in blocks\").\n\n";
   std::string axes;
   for (auto const& a : e.axes) {
     if (a.description.empty() && a.unit.empty()) continue;

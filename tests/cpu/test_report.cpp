@@ -323,6 +323,26 @@ TEST(Report, PeerRatiosSayWhenTheTwoSidesWereTimedDifferently) {
   EXPECT_EQ(count_of(r.md, "(ours batched, the peer timed alone)"), 1);
 }
 
+// An experiment that declares paired_in_blocks says so in its section, once; the others do not; a
+// declaration of the wrong type is refused with its path.
+TEST(Report, AnExperimentTimedInBlocksSaysSo) {
+  scratch_dir d;
+  json rec = json::parse(slurp(complete_fixture));
+  ASSERT_GE(rec["experiments"].size(), 2u);
+  rec["experiments"][1]["paired_in_blocks"] = true;
+  auto r = render(d.write("run.json", rec), d);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(count_of(r.md, "**Timing.** Where a row and its peer take 0.1 ms or more, they alternate in blocks"), 1) << r.md.substr(0, 3000);
+  std::string const id = rec["experiments"][1]["id"];
+  auto const section = r.md.find("\n## " + id + "\n"), timing = r.md.find("**Timing.** Where a row");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_GT(timing, section) << "in the declaring experiment's section";
+  rec["experiments"][1]["paired_in_blocks"] = "yes";
+  auto bad = render(d.write("bad.json", rec), d);
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("paired_in_blocks"), std::string::npos) << bad.err;
+}
+
 // A declared summary table is filled from the record alone: a metric of another experiment's
 // row, a device property, a published figure with its numbered source, and "—" for a row
 // the record does not hold.
