@@ -28,8 +28,8 @@ struct timing_options {
 inline constexpr char const* stop_rule_text =
     "after warmup, sample until >= min_samples and >= min_time_s of GPU time and stdev/mean <= max_noise; "
     "or max_samples; or timeout_s of wall time with >= 3 samples. Paired rows of experiments declaring "
-    "paired_in_blocks whose longer launch takes >= paired_blocks.above_ms: paired_blocks.rounds rounds of blocks instead (each side settle_ms not kept, then "
-    "kept_ms kept, at least min_launches)";
+    "paired_in_blocks whose longer launch takes >= paired_blocks.above_ms: paired_blocks.rounds rounds of "
+    "blocks instead (each side settle_ms not kept, then kept_ms kept, at least min_launches)";
 
 /// Calls one_sample() (returns milliseconds) `warmup` times and discards the results, then
 /// samples until at least min_samples and min_time_s are collected and the relative standard
@@ -47,12 +47,12 @@ inline constexpr double batch_below_ms = 0.05;
 /// band below batch_below_ms where a second run's probe may land on the other side).
 inline constexpr double cold_also_above_ms = batch_below_ms / 2;
 /// Paired rows of an experiment that declares paired_in_blocks (experiment.hpp), whose longer
-/// launch (by the probe) takes at least this, are timed in blocks: each
-/// side launches one after another for paired_block_settle_ms (not kept) and then for
-/// paired_block_ms (kept), the sides taking turns paired_block_rounds times, the order flipping
-/// (ours, peer, peer, ours). At the power cap the clock follows the running kernel's power with a
-/// lag of tens of milliseconds (H100, 8192^3: after cublasLt, rung 2's launches took 2.8-3.2 ms
-/// for the first 50 ms and 2.6-2.7 after 100; docs/timing.md, "Paired in blocks"), so launches
+/// launch (by the probe) takes at least this, are timed in blocks: each side launches one after
+/// another for paired_block_settle_ms (not kept) and then for paired_block_ms (kept), the sides
+/// taking turns paired_block_rounds times, the order flipping (ours, peer, peer, ours). At the
+/// power cap the clock follows the running kernel's power with a lag of tens of milliseconds
+/// (H100, 8192^3: right after cublasLt, rung 2's launches took 2.8-3.0 ms for the first 50 ms and
+/// 2.6-2.8 from 100 ms on; docs/timing.md, "Paired in blocks"), so launches
 /// alternated one by one all run at the clock their mix sets, and a kernel that spends less power
 /// a cycle than its peer loses the clock it would run at on its own (and one that spends more
 /// gains it). In blocks each runs at its own.
