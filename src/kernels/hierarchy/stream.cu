@@ -27,6 +27,7 @@
 #include "kernels/async/ptx.cuh"
 #include "kernels/hierarchy/hierarchy.hpp"
 #include "kernels/hierarchy/stream_walk.hpp"
+#include "kernels/hierarchy/tma_map.hpp"
 #include "memlab/arch.hpp"
 #include "memlab/buffer.hpp"
 #include "memlab/device.hpp"
@@ -37,6 +38,8 @@ namespace memlab::hierarchy {
 namespace {
 
 namespace ax = memlab::async::detail;
+using detail::optin_smem;
+using detail::static_smem;
 
 constexpr int threads = stream_threads;
 constexpr std::uint32_t K = stream_pattern;
@@ -295,45 +298,11 @@ void const* ld_kernel(std::size_t tile_bytes) {
 /// The 2-D tensor over the buffer: rows of stream_row_bytes, boxes of box_w x box_rows.
 CUtensorMap encode_tensor_map(std::uint32_t const* data, std::size_t bytes, std::size_t box_w_bytes,
                               std::size_t box_rows) {
-  // Through the runtime, so nothing links libcuda: the test binaries still load without a driver.
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    MEMLAB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-      throw error("the driver has no cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  CUtensorMap map{};
-  cuuint64_t const dims[2] = {stream_row_bytes / 4, bytes / stream_row_bytes};
-  cuuint64_t const strides[1] = {stream_row_bytes};
-  cuuint32_t const box[2] = {static_cast<cuuint32_t>(box_w_bytes / 4), static_cast<cuuint32_t>(box_rows)};
-  cuuint32_t const elem_strides[2] = {1, 1};
-  CUresult const r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 2, const_cast<std::uint32_t*>(data), dims, strides,
-                            box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw error("cuTensorMapEncodeTiled refused the box " + std::to_string(box_w_bytes) + " B x " +
-                std::to_string(box_rows) + " rows (CUresult " + std::to_string(static_cast<int>(r)) + ")");
-  return map;
+  return detail::encode_words_map(data, bytes, stream_row_bytes, box_w_bytes, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
 int block_threads(copy_method m) {
   return m == copy_method::bulk || m == copy_method::tma ? ring_threads : threads;
-}
-
-/// The kernel's static shared memory (barriers, the block's report), from its image.
-std::size_t static_smem(void const* kernel) {
-  cudaFuncAttributes fa{};
-  MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-  return fa.sharedSizeBytes;
-}
-
-int optin_smem() {
-  int dev = 0, optin = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  return optin;
 }
 
 /// Raises a ring kernel's dynamic shared memory limit to the device's opt-in limit, once per
@@ -498,5 +467,47 @@ stream_sums collect_stream_sums(std::uint32_t const* block_out, int blocks) {
   }
   return s;
 }
+
+namespace detail {
+
+CUtensorMap encode_words_map(std::uint32_t const* data, std::size_t bytes, std::size_t row_bytes, std::size_t box_w_bytes,
+                             std::size_t box_rows, CUtensorMapL2promotion promotion) {
+  // Through the runtime, so nothing links libcuda: the test binaries still load without a driver.
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    MEMLAB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw error("the driver has no cuTensorMapEncodeTiled (TMA needs a CUDA 12 driver)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap map{};
+  cuuint64_t const dims[2] = {row_bytes / 4, bytes / row_bytes};
+  cuuint64_t const strides[1] = {row_bytes};
+  cuuint32_t const box[2] = {static_cast<cuuint32_t>(box_w_bytes / 4), static_cast<cuuint32_t>(box_rows)};
+  cuuint32_t const elem_strides[2] = {1, 1};
+  CUresult const r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 2, const_cast<std::uint32_t*>(data), dims, strides,
+                            box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw error("cuTensorMapEncodeTiled refused the box " + std::to_string(box_w_bytes) + " B x " +
+                std::to_string(box_rows) + " rows (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+  return map;
+}
+
+std::size_t static_smem(void const* kernel) {
+  cudaFuncAttributes fa{};
+  MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+  return fa.sharedSizeBytes;
+}
+
+int optin_smem() {
+  int dev = 0, optin = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return optin;
+}
+
+}  // namespace detail
 
 }  // namespace memlab::hierarchy
