@@ -638,6 +638,59 @@ void inflight_body(state& s) {
   stream_point(s, plan, static_cast<double>(bif));
 }
 
+// ---------------------------------------------------------------- L2 -> SM through TMA
+
+/// The intake rows keep 128 KiB in flight a block (a 128 x 64 BF16 GEMM tile's pipeline holds
+/// 8 stages of 24 KB): 8 boxes of 16 KiB or 16 of 8 KiB.
+constexpr std::size_t intake_bytes_in_flight = std::size_t{128} << 10;
+
+void intake_body(state& s) {
+  mh::intake_plan p;
+  p.ctas = static_cast<int>(s.get_int("ctas"));
+  p.share = static_cast<int>(s.get_int("share"));
+  p.multicast = s.variant() == "multicast";
+  std::size_t const box_bytes = static_cast<std::size_t>(s.get_int("box")) ;
+  p.box_rows = static_cast<int>(box_bytes / 128);
+  p.stages = static_cast<int>(intake_bytes_in_flight / box_bytes);
+  p.steps = s.quick() ? 1024 : 4096;
+  s.require_arch(mh::intake_kernel(p.multicast), memlab::arch::bulk_copy, "cp.async.bulk.tensor");
+  if (p.multicast && p.share % 2 != 0) s.skip("multicast shares each read between the two CTAs of a pair: share must be even");
+  if (p.ctas > s.device().sm_count)
+    s.skip(std::to_string(p.ctas) + " blocks, one an SM, on " + std::to_string(s.device().sm_count) + " SMs");
+  try {
+    mh::check_intake_plan(p);
+  } catch (memlab::error const& e) {
+    s.skip(e.what());
+  }
+  int const blocks = mh::intake_blocks(p);
+  std::size_t const bytes = mh::intake_footprint_bytes(p, blocks);
+  device_buffer<std::uint32_t> data(bytes / 4), out(static_cast<std::size_t>(blocks));
+  mh::fill_stream_pattern(data.data(), bytes / 4, s.stream());
+  out.fill_bytes(0xFF);  // poisoned: a block that reports nothing fails the check
+  mh::intake_read(data.data(), p, out.data(), s.stream());
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+  std::vector<std::uint32_t> got(static_cast<std::size_t>(blocks));
+  MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), got.size() * 4, cudaMemcpyDeviceToHost));
+  auto const want = mh::intake_expected_sums(p, blocks);
+  std::size_t bad = 0;
+  for (std::size_t b = 0; b < got.size(); ++b) bad += got[b] != want[b];
+  s.set_verification(zero_mismatches("blocks", bad, std::to_string(bad) + " of " + std::to_string(blocks) +
+                                                          " blocks' sums of the rows they read differ from the host's"));
+  double const delivered = static_cast<double>(blocks) * p.steps * static_cast<double>(box_bytes);
+  s.add_bytes_read(delivered);
+  s.exec([&](cudaStream_t st) { mh::intake_read(data.data(), p, out.data(), st); });
+  double const l2_reads = delivered / (p.multicast ? 2.0 : 1.0);
+  s.set_extra("blocks", blocks);
+  s.set_extra("stages", p.stages);
+  s.set_extra("bytes_in_flight_per_sm", static_cast<double>(intake_bytes_in_flight));
+  s.set_extra("footprint_bytes", static_cast<double>(bytes));
+  s.set_extra("l2_read_bytes", l2_reads);
+  if (auto const ms = s.result().median_ms; ms && *ms > 0) {
+    s.set_extra("l2_read_gbps", l2_reads / (*ms * 1e6));
+    s.set_extra("per_sm_gbps", delivered / (*ms * 1e6) / blocks);
+  }
+}
+
 /// The per-GPU atlas: every level's figures gathered from this run's rows (the report fills
 /// the cells from the record), beside the driver's properties and published microbenchmarks.
 table_spec atlas_table() {
@@ -967,6 +1020,48 @@ registrar const tma{[] {
     p.panels = "variant";
     p.refs = {{"ceiling", "cudaMemcpy D2D", 0}};
     p.model = "predicted.gbps";
+    e.plots.push_back(p);
+  }
+  return e;
+}()};
+
+registrar const intake{[] {
+  experiment e;
+  e.id = "hierarchy.l2_intake";
+  e.description = "L2 to the SMs through TMA: bandwidth by blocks (one an SM), blocks reading the same rows, and 2-CTA multicast (sm_90)";
+  e.seed_ref = "004 §5 (beyond the seed: the intake a tensor-core GEMM's pipeline needs)";
+  e.axes = {variant_axis({"own", "multicast"}),
+            int_axis("ctas", {8, 16, 32, 64, 96, 128}, {16, 128}).about("blocks", "blocks, one an SM, each streaming its boxes"),
+            int_axis("share", {1, 2, 16}, {1, 16}).about("blocks", "consecutive blocks reading the same rows at about the same time"),
+            int_axis("box", {8192, 16384}, {16384}).about("bytes", "bytes a box (rows of 128 bytes): 8 KiB is a 64-row slice of a 64-deep BF16 k-block, 16 KiB a 128-row one")};
+  e.axes[1].min_value = 2;
+  e.axes[1].max_value = 1024;
+  e.axes[2].min_value = 1;
+  e.axes[2].max_value = 1024;
+  e.axes[3].allowed = {std::int64_t{2048}, std::int64_t{4096}, std::int64_t{8192}, std::int64_t{16384}, std::int64_t{32768}};
+  e.body = intake_body;
+  e.describe_axis("variant", "",
+                  "own: every block loads its whole box; multicast: 2-CTA clusters whose CTAs read the same rows, each "
+                  "loading half of every box into both (one L2 read for two SMs)");
+  e.metrics = {metrics::time(), metrics::gbps(),
+               {"extra.l2_read_gbps", "GB/s", "bytes read from L2 / median time (multicast: half the bytes delivered)"},
+               {"extra.per_sm_gbps", "GB/s", "bytes delivered into one SM's shared memory / median time"}};
+  e.headline = best_row("How many bytes a second can TMA bring from L2 into 128 SMs at once?",
+                        {{"ctas", {"128"}}, {"box", {"16384"}}}, "gbps", "");
+  e.headline.higher_is_better = true;
+  e.prose = {"Blocks of a producer warp and a consumer warp, one an SM, stream boxes (rows of 128 bytes) of a tensor that "
+             "L2 holds through a ring of shared-memory slots, 128 KiB in flight a block, as a tensor-core GEMM's pipeline "
+             "does with its operands. `share` consecutive blocks read the same rows at about the same time (a GEMM's A "
+             "rows are read by every CTA of a tile row); with multicast the two CTAs of a 2-CTA cluster read their rows "
+             "once for both. The consumer adds the first word of each row, so what is timed is the intake, not shared "
+             "memory's reads. Bytes are those delivered into shared memory.",
+             "Whether the intake grows with the blocks until a chip-wide limit, where that limit lies against one SM's "
+             "share of it (extra.per_sm_gbps), and whether multicast, which halves L2's reads, raises what the SMs get.",
+             ""};
+  {
+    plot_spec p = line_plot("hierarchy_l2_intake.png", "L2 to SMs through TMA: bandwidth against blocks", "ctas", "gbps",
+                            {"variant", "share"});
+    p.panels = "box";
     e.plots.push_back(p);
   }
   return e;

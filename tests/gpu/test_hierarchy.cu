@@ -382,6 +382,108 @@ TEST(HierarchyStream, BadPlansAreRefusedBeforeAnyWork) {
     EXPECT_EQ(mh::parse_copy_method(mh::to_string(m)), m);
 }
 
+namespace {
+
+/// Runs `p` on a fresh pattern buffer and compares every block's sum with the host's.
+void expect_intake_sums(mh::intake_plan const& p) {
+  int const blocks = mh::intake_blocks(p);
+  std::size_t const bytes = mh::intake_footprint_bytes(p, blocks);
+  memlab::device_buffer<std::uint32_t> data(bytes / 4), out(static_cast<std::size_t>(blocks));
+  mh::fill_stream_pattern(data.data(), bytes / 4, nullptr);
+  out.fill_bytes(0xFF);
+  mh::intake_read(data.data(), p, out.data(), nullptr);
+  MEMLAB_EXPECT_LAUNCH_OK();
+  std::vector<std::uint32_t> got(static_cast<std::size_t>(blocks));
+  MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), got.size() * 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, mh::intake_expected_sums(p, blocks))
+      << blocks << " blocks, share " << p.share << (p.multicast ? ", multicast" : "") << ", " << p.box_rows << " rows x "
+      << p.stages << " stages, " << p.steps << " steps";
+}
+
+}  // namespace
+
+TEST(HierarchyIntake, EveryBlockAddsTheRowsItShouldRead) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_REQUIRE_ARCH(mh::intake_kernel(false), memlab::arch::bulk_copy, "cp.async.bulk.tensor");
+  for (bool multicast : {false, true})
+    for (int ctas : {2, 6, 0})  // 0: one a SM
+      for (int share : {1, 2, 4})
+        for (int rows : {16, 128, 256})
+          for (int stages : {1, 3, 8}) {
+            if (multicast && share % 2 != 0) continue;
+            if (rows * 128 * stages > (160 << 10)) continue;
+            mh::intake_plan p;
+            p.ctas = ctas;
+            p.share = share;
+            p.multicast = multicast;
+            p.box_rows = rows;
+            p.stages = stages;
+            p.steps = 41;  // not a whole number of rings or rows across
+            if (multicast && mh::intake_blocks(p) % 2 != 0) continue;
+            expect_intake_sums(p);
+          }
+}
+
+TEST(HierarchyIntake, AWrongRowIsCaught) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_REQUIRE_ARCH(mh::intake_kernel(false), memlab::arch::bulk_copy, "cp.async.bulk.tensor");
+  for (bool multicast : {false, true}) {
+    mh::intake_plan p;
+    p.ctas = 4;
+    p.share = 2;
+    p.multicast = multicast;
+    p.box_rows = 64;
+    p.stages = 4;
+    p.steps = 9;
+    std::size_t const bytes = mh::intake_footprint_bytes(p, 4);
+    memlab::device_buffer<std::uint32_t> data(bytes / 4), out(4);
+    mh::fill_stream_pattern(data.data(), bytes / 4, nullptr);
+    // The first word of row 40 (the second half of a box: the peer's load in a multicast pair)
+    // of row block 1, which blocks 2 and 3 read in their first box.
+    std::uint32_t const wrong = 7;
+    std::size_t const word = (64 + 40) * (mh::intake_row_bytes / 4);
+    MEMLAB_CUDA_CHECK(cudaMemcpy(data.data() + word, &wrong, 4, cudaMemcpyHostToDevice));
+    mh::intake_read(data.data(), p, out.data(), nullptr);
+    MEMLAB_EXPECT_LAUNCH_OK();
+    std::vector<std::uint32_t> got(4);
+    MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), 16, cudaMemcpyDeviceToHost));
+    auto const want = mh::intake_expected_sums(p, 4);
+    EXPECT_EQ(got[0], want[0]);
+    EXPECT_EQ(got[1], want[1]);
+    EXPECT_NE(got[2], want[2]) << (multicast ? "multicast" : "own");
+    EXPECT_NE(got[3], want[3]) << (multicast ? "multicast" : "own");
+  }
+}
+
+TEST(HierarchyIntake, BadPlansAreRefusedBeforeAnyWork) {
+  MEMLAB_REQUIRE_GPU();
+  mh::intake_plan p;
+  p.box_rows = 24;  // not a multiple of 16
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.box_rows = 512;  // more rows than a box may have
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.box_rows = 256;
+  p.stages = 8;  // 256 KiB of ring
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.stages = 33;
+  p.box_rows = 16;
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.stages = 4;
+  p.share = 0;
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.share = 3;
+  p.multicast = true;  // pairs must read the same rows
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.share = 2;
+  p.ctas = 5;  // 2-CTA clusters
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.ctas = 4;
+  p.steps = 0;
+  EXPECT_THROW(mh::check_intake_plan(p), memlab::error);
+  p.steps = 1;
+  EXPECT_NO_THROW(mh::check_intake_plan(p));
+}
+
 TEST(HierarchyOnChip, NanosecondsComeWithTheCycles) {
   MEMLAB_REQUIRE_GPU();
   auto const r = mh::onchip_latency(mh::onchip_op::register_ffma, 1 << 16, 3, nullptr);

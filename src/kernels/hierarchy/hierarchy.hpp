@@ -211,4 +211,43 @@ stream_sums collect_stream_sums(std::uint32_t const* block_out, int blocks);
 /// The block count stream_read uses for `plan` (ctas_per_sm per SM when plan.blocks is 0).
 int stream_blocks(stream_plan const& plan);
 
+// ---- L2 -> SM through TMA (intake.cu) ----------------------------------------------------
+// How many bytes a second TMA brings from L2 into the SMs, by how many SMs ask at once, how
+// many of them read the same bytes at the same time, and whether the two CTAs of a 2-CTA cluster
+// share one read by multicast: the intake a tensor-core GEMM's pipeline needs (128 x 64 tiles a
+// CTA take 24 KB a k-block). `ctas` blocks (one an SM, a producer warp and a consumer warp) each
+// stream `steps` boxes of box_rows rows x 128 bytes through a ring of `stages` slots, from a
+// tensor of rows of intake_row_bytes that L2 holds: block b reads the box_rows rows of row block
+// (b / share), box after box across the row (intake_row_bytes / 128 boxes, then again), so
+// `share` consecutive blocks read the same box at about the same time. With `multicast` the
+// blocks run in 2-CTA clusters (share must be even, pairs share their rows) and each loads half of
+// every box into both. The consumer adds the first word of each row of a box (word g holds
+// g * stream_pattern) and releases the slot; the block's sum is checked against the host's.
+
+inline constexpr std::size_t intake_row_bytes = 1024;  ///< 8 boxes of 128 bytes across
+inline constexpr int intake_max_stages = 32;
+
+struct intake_plan {
+  int ctas = 0;             ///< blocks, one an SM (0: the device's SM count)
+  int share = 1;            ///< consecutive blocks reading the same rows (at least 1)
+  bool multicast = false;   ///< 2-CTA clusters, each CTA loading half of every box into both
+  int box_rows = 128;       ///< rows of 128 bytes a box: 16 .. 256, a multiple of 16
+  int stages = 8;           ///< slots in the ring (1 .. intake_max_stages)
+  std::uint32_t steps = 4096;  ///< boxes each block reads
+};
+/// The plan's block count (ctas, or the current device's SM count where it is 0).
+int intake_blocks(intake_plan const& p);
+/// Throws memlab::error naming what is wrong with `p` (counts, box, ring against the opt-in
+/// shared memory, multicast with an odd block count or share), before any work is issued.
+void check_intake_plan(intake_plan const& p);
+/// Bytes of the tensor `p` reads: ceil(blocks / share) row blocks of box_rows rows.
+std::size_t intake_footprint_bytes(intake_plan const& p, int blocks);
+/// The host's sum for each of `blocks` blocks (mod 2^32), as intake_read's consumers add them.
+std::vector<std::uint32_t> intake_expected_sums(intake_plan const& p, int blocks);
+/// Runs `p` over `data` (intake_footprint_bytes of the stream pattern, 128-byte aligned); block
+/// b's sum goes to block_out[b].
+void intake_read(std::uint32_t const* data, intake_plan const& p, std::uint32_t* block_out, cudaStream_t stream);
+/// The kernel the plan launches: check its image before launching (memlab/arch.hpp).
+void const* intake_kernel(bool multicast);
+
 }  // namespace memlab::hierarchy

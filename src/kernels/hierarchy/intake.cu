@@ -1,0 +1,241 @@
+// L2 -> SM through TMA (hierarchy.hpp, "L2 -> SM through TMA"): blocks of a producer warp and a
+// consumer warp stream boxes of an L2-resident tensor through a ring of shared-memory slots,
+// guarded by a `full` mbarrier (the box's bytes landed) and an `empty` one (the consumer is done).
+// With multicast the blocks run in 2-CTA clusters: each CTA loads half of every box into the same
+// slot of both (cp.async.bulk.tensor ... .multicast::cluster), so each box is read from L2 once
+// for two SMs, and a slot is refilled only when both consumers have released it (each arrives on
+// the `empty` barrier of both CTAs). The consumer reads the first word of every row of a box (3%
+// of its bytes: the intake, not shared-memory reads, is what is timed) and adds them.
+#include <cuda.h>
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/async/ptx.cuh"
+#include "kernels/hierarchy/hierarchy.hpp"
+#include "kernels/hierarchy/tma_map.hpp"
+#include "memlab/arch.hpp"
+#include "memlab/device.hpp"
+#include "memlab/error.hpp"
+
+namespace memlab::hierarchy {
+
+namespace {
+
+namespace ax = memlab::async::detail;
+
+constexpr int box_bytes_wide = 128;  // a box row: 32 words
+constexpr std::uint32_t row_words = static_cast<std::uint32_t>(intake_row_bytes / 4);
+constexpr std::uint32_t boxes_across = static_cast<std::uint32_t>(intake_row_bytes / box_bytes_wide);
+constexpr int intake_threads = 64;  // the producer warp, the consumer warp
+
+struct intake_args {
+  std::uint32_t steps, box_rows, stages, share, row_blocks;
+  std::uint32_t* out;
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ std::uint32_t cta_rank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+/// One arrival on the barrier at `bar`'s offset in CTA `cta` of the cluster.
+__device__ __forceinline__ void arrive_in(std::uint64_t* bar, std::uint32_t cta) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(ax::smem_address(bar)), "r"(cta));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+__device__ __forceinline__ void load_box(void* dst, CUtensorMap const* map, std::uint32_t x, std::uint32_t y,
+                                         std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          ax::smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(ax::smem_address(bar))
+      : "memory");
+}
+/// load_box into the same offset of both CTAs of the pair, completing on each one's barrier.
+__device__ __forceinline__ void load_box_pair(void* dst, CUtensorMap const* map, std::uint32_t x, std::uint32_t y,
+                                              std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;" ::"r"(ax::smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(ax::smem_address(bar)), "h"(std::uint16_t{3})
+      : "memory");
+}
+#endif
+
+template <bool Multicast>
+__global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_args a, __grid_constant__ CUtensorMap const map) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ std::uint64_t full[intake_max_stages], empty[intake_max_stages];
+  // The same offset in both CTAs of a pair (same kernel, same static layout): multicast lands there.
+  unsigned char* const ring = smem_raw + ((128u - (ax::smem_address(smem_raw) & 127u)) & 127u);
+  std::uint32_t const box_bytes = a.box_rows * box_bytes_wide, S = a.stages;
+  std::uint32_t const rank = Multicast ? cta_rank() : 0u;
+  std::uint32_t const y0 = (blockIdx.x / a.share) % a.row_blocks * a.box_rows;
+  if (threadIdx.x == 0) {
+    for (std::uint32_t s = 0; s < S; ++s) {
+      ax::mbarrier_init(&full[s], 1);
+      ax::mbarrier_init(&empty[s], Multicast ? 2 : 1);  // the consumer warp of each CTA that writes the slot
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (Multicast)
+    cluster_sync();  // no multicast or remote arrival reaches a barrier before it is initialised
+  else
+    __syncthreads();
+  std::uint32_t const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 0) {
+    if (lane == 0) {
+      std::uint32_t slot = 0, parity = 0;
+      for (std::uint32_t i = 0; i < a.steps; ++i) {
+        ax::mbarrier_wait_parity(&empty[slot], parity ^ 1u);
+        ax::mbarrier_arrive_expect_tx(&full[slot], box_bytes);
+        unsigned char* const dst = ring + slot * box_bytes;
+        std::uint32_t const x = i % boxes_across * (box_bytes_wide / 4);
+        if constexpr (Multicast) {
+          std::uint32_t const half = a.box_rows / 2;
+          load_box_pair(dst + rank * half * box_bytes_wide, &map, x, y0 + rank * half, &full[slot]);
+        } else {
+          load_box(dst, &map, x, y0, &full[slot]);
+        }
+        if (++slot == S) {
+          slot = 0;
+          parity ^= 1u;
+        }
+      }
+    }
+  } else {
+    std::uint32_t sum = 0, slot = 0, parity = 0;
+    for (std::uint32_t i = 0; i < a.steps; ++i) {
+      ax::mbarrier_wait_parity(&full[slot], parity);
+      auto const* words = reinterpret_cast<std::uint32_t const*>(ring + slot * box_bytes);
+      for (std::uint32_t r = lane; r < a.box_rows; r += 32) sum += words[r * (box_bytes_wide / 4)];
+      __syncwarp();
+      if constexpr (Multicast) {
+        if (lane < 2) arrive_in(&empty[slot], lane);
+      } else {
+        if (lane == 0) ax::mbarrier_arrive(&empty[slot]);
+      }
+      if (++slot == S) {
+        slot = 0;
+        parity ^= 1u;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0) a.out[blockIdx.x] = sum;
+  }
+  if constexpr (Multicast) cluster_sync();  // no CTA leaves while its peer may still write into it or arrive on it
+#else
+  __trap();  // cp.async.bulk.tensor and clusters need sm_90: the host refuses first
+#endif
+}
+
+std::size_t ring_bytes(intake_plan const& p) {
+  return static_cast<std::size_t>(p.box_rows) * box_bytes_wide * static_cast<std::size_t>(p.stages) + 128;
+}
+
+/// Raises the kernel's dynamic shared memory limit to the opt-in limit, once a kernel.
+void allow_smem(void const* k, bool multicast) {
+  static bool done[2] = {};
+  if (done[multicast]) return;
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         detail::optin_smem() - static_cast<int>(detail::static_smem(k))));
+  done[multicast] = true;
+}
+
+}  // namespace
+
+void const* intake_kernel(bool multicast) {
+  return multicast ? reinterpret_cast<void const*>(intake_ring_kernel<true>)
+                   : reinterpret_cast<void const*>(intake_ring_kernel<false>);
+}
+
+int intake_blocks(intake_plan const& p) { return p.ctas > 0 ? p.ctas : current_device_sm_count(); }
+
+void check_intake_plan(intake_plan const& p) {
+  MEMLAB_EXPECTS(p.ctas >= 0, "intake: ctas must be 0 (one a SM) or more");
+  MEMLAB_EXPECTS(p.share >= 1, "intake: share must be at least 1");
+  MEMLAB_EXPECTS(p.box_rows >= 16 && p.box_rows <= 256 && p.box_rows % 16 == 0,
+                 "intake: box_rows must be a multiple of 16 in [16, 256]");
+  MEMLAB_EXPECTS(p.stages >= 1 && p.stages <= intake_max_stages, "intake: stages must be in [1, 32]");
+  MEMLAB_EXPECTS(p.steps >= 1, "intake: steps must be at least 1");
+  if (p.multicast) {
+    MEMLAB_EXPECTS(p.share % 2 == 0, "intake: multicast pairs read the same rows, so share must be even");
+    MEMLAB_EXPECTS(intake_blocks(p) % 2 == 0, "intake: multicast runs 2-CTA clusters: the block count must be even");
+  }
+  std::size_t const need = ring_bytes(p) + detail::static_smem(intake_kernel(p.multicast));
+  if (need > static_cast<std::size_t>(detail::optin_smem()))
+    throw error("intake: a ring of " + std::to_string(p.stages) + " boxes of " + std::to_string(p.box_rows * box_bytes_wide) +
+                " bytes needs " + std::to_string(need) + " bytes of shared memory, more than a block may have (" +
+                std::to_string(detail::optin_smem()) + ")");
+}
+
+std::size_t intake_footprint_bytes(intake_plan const& p, int blocks) {
+  std::size_t const row_blocks = (static_cast<std::size_t>(blocks) + p.share - 1) / p.share;
+  return row_blocks * static_cast<std::size_t>(p.box_rows) * intake_row_bytes;
+}
+
+std::vector<std::uint32_t> intake_expected_sums(intake_plan const& p, int blocks) {
+  std::uint64_t const row_blocks = (static_cast<std::uint64_t>(blocks) + p.share - 1) / p.share;
+  std::uint64_t const rows = static_cast<std::uint64_t>(p.box_rows);
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(blocks));
+  for (int b = 0; b < blocks; ++b) {
+    std::uint64_t const y0 = static_cast<std::uint64_t>(b) / p.share % row_blocks * rows;
+    // Word index of row y0 + r's first word in box j (of boxes_across): (y0 + r) row_words + 32 j.
+    std::uint64_t total = 0;
+    for (std::uint32_t j = 0; j < boxes_across; ++j) {
+      std::uint64_t const times = p.steps / boxes_across + (j < p.steps % boxes_across ? 1 : 0);
+      std::uint64_t const box = rows * (y0 * row_words + 32ull * j) + row_words * (rows * (rows - 1) / 2);
+      total += times * box;
+    }
+    out[static_cast<std::size_t>(b)] = static_cast<std::uint32_t>(total) * stream_pattern;  // mod 2^32, as the device adds
+  }
+  return out;
+}
+
+void intake_read(std::uint32_t const* data, intake_plan const& p, std::uint32_t* block_out, cudaStream_t stream) {
+  check_intake_plan(p);
+  MEMLAB_EXPECTS(reinterpret_cast<std::uintptr_t>(data) % 128 == 0, "intake: the buffer must be 128-byte aligned");
+  void const* const k = intake_kernel(p.multicast);
+  require_arch(k, arch::bulk_copy, "cp.async.bulk.tensor");
+  int const blocks = intake_blocks(p);
+  std::size_t const bytes = intake_footprint_bytes(p, blocks);
+  std::uint32_t const box_rows = static_cast<std::uint32_t>(p.multicast ? p.box_rows / 2 : p.box_rows);
+  CUtensorMap const map = detail::encode_words_map(data, bytes, intake_row_bytes, box_bytes_wide, box_rows,
+                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  intake_args a{};
+  a.steps = p.steps;
+  a.box_rows = static_cast<std::uint32_t>(p.box_rows);
+  a.stages = static_cast<std::uint32_t>(p.stages);
+  a.share = static_cast<std::uint32_t>(p.share);
+  a.row_blocks = static_cast<std::uint32_t>((blocks + p.share - 1) / p.share);
+  a.out = block_out;
+  allow_smem(k, p.multicast);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(intake_threads);
+  cfg.dynamicSmemBytes = ring_bytes(p);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (p.multicast) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  if (p.multicast)
+    MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, intake_ring_kernel<true>, a, map));
+  else
+    MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, intake_ring_kernel<false>, a, map));
+  MEMLAB_CHECK_LAUNCH();
+}
+
+}  // namespace memlab::hierarchy
