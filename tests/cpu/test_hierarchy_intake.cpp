@@ -12,8 +12,8 @@ namespace mh = memlab::hierarchy;
 
 namespace {
 
-/// Block b, step i: box i % 8 across row block (b / share) % row_blocks; the consumer adds the
-/// first word of each of the box's rows, word g holding g * stream_pattern (mod 2^32).
+/// Block b, step i: box i % 8 across row block (b / share) % row_blocks; the consumer adds word
+/// r % 32 of each of the box's rows r, word g holding g * stream_pattern (mod 2^32).
 std::vector<std::uint32_t> replay(mh::intake_plan const& p, int blocks) {
   std::uint32_t const row_words = static_cast<std::uint32_t>(mh::intake_row_bytes / 4), across = row_words / 32;
   std::uint32_t const row_blocks = static_cast<std::uint32_t>((blocks + p.share - 1) / p.share);
@@ -23,7 +23,7 @@ std::vector<std::uint32_t> replay(mh::intake_plan const& p, int blocks) {
     std::uint32_t const y0 = static_cast<std::uint32_t>(b / p.share) % row_blocks * static_cast<std::uint32_t>(p.box_rows);
     for (std::uint32_t i = 0; i < p.steps; ++i)
       for (int r = 0; r < p.box_rows; ++r) {
-        std::uint32_t const g = (y0 + static_cast<std::uint32_t>(r)) * row_words + 32 * (i % across);
+        std::uint32_t const g = (y0 + static_cast<std::uint32_t>(r)) * row_words + 32 * (i % across) + static_cast<std::uint32_t>(r % 32);
         sum += g * mh::stream_pattern;
       }
     out.push_back(sum);

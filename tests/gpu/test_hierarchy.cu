@@ -438,10 +438,10 @@ TEST(HierarchyIntake, AWrongRowIsCaught) {
     std::size_t const bytes = mh::intake_footprint_bytes(p, 4);
     memlab::device_buffer<std::uint32_t> data(bytes / 4), out(4);
     mh::fill_stream_pattern(data.data(), bytes / 4, nullptr);
-    // The first word of row 40 (the second half of a box: the peer's load in a multicast pair)
-    // of row block 1, which blocks 2 and 3 read in their first box.
+    // The word the consumers read of row 40 (in the second half of a box: the peer's load in a
+    // multicast pair) of row block 1, which blocks 2 and 3 read in their first box: word 40 % 32.
     std::uint32_t const wrong = 7;
-    std::size_t const word = (64 + 40) * (mh::intake_row_bytes / 4);
+    std::size_t const word = (64 + 40) * (mh::intake_row_bytes / 4) + 40 % 32;
     MEMLAB_CUDA_CHECK(cudaMemcpy(data.data() + word, &wrong, 4, cudaMemcpyHostToDevice));
     mh::intake_read(data.data(), p, out.data(), nullptr);
     MEMLAB_EXPECT_LAUNCH_OK();

@@ -221,8 +221,8 @@ int stream_blocks(stream_plan const& plan);
 // (b / share), box after box across the row (intake_row_bytes / 128 boxes, then again), so
 // `share` consecutive blocks read the same box at about the same time. With `multicast` the
 // blocks run in 2-CTA clusters (share must be even, pairs share their rows) and each loads half of
-// every box into both. The consumer adds the first word of each row of a box (word g holds
-// g * stream_pattern) and releases the slot; the block's sum is checked against the host's.
+// every box into both. The consumer adds one word of each row of a box (row r's word r % 32; word
+// g holds g * stream_pattern) and releases the slot; the block's sum is checked against the host's.
 
 inline constexpr std::size_t intake_row_bytes = 1024;  ///< 8 boxes of 128 bytes across
 inline constexpr int intake_max_stages = 32;

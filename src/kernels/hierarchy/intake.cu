@@ -4,8 +4,9 @@
 // With multicast the blocks run in 2-CTA clusters: each CTA loads half of every box into the same
 // slot of both (cp.async.bulk.tensor ... .multicast::cluster), so each box is read from L2 once
 // for two SMs, and a slot is refilled only when both consumers have released it (each arrives on
-// the `empty` barrier of both CTAs). The consumer reads the first word of every row of a box (3%
-// of its bytes: the intake, not shared-memory reads, is what is timed) and adds them.
+// the `empty` barrier of both CTAs). The consumer warp reads one word of every row of a box, word
+// r % 32 of row r, so that its 32 lanes hit 32 banks (3% of the bytes: the intake, not shared
+// memory's reads, is what is timed), and adds them.
 #include <cuda.h>
 
 #include <algorithm>
@@ -115,7 +116,8 @@ __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_a
     for (std::uint32_t i = 0; i < a.steps; ++i) {
       ax::mbarrier_wait_parity(&full[slot], parity);
       auto const* words = reinterpret_cast<std::uint32_t const*>(ring + slot * box_bytes);
-      for (std::uint32_t r = lane; r < a.box_rows; r += 32) sum += words[r * (box_bytes_wide / 4)];
+      // Row r's word r % 32 (this lane's): one word a row, each lane in its own bank.
+      for (std::uint32_t r = lane; r < a.box_rows; r += 32) sum += words[r * (box_bytes_wide / 4) + lane];
       __syncwarp();
       if constexpr (Multicast) {
         if (lane < 2) arrive_in(&empty[slot], lane);
@@ -187,11 +189,13 @@ std::vector<std::uint32_t> intake_expected_sums(intake_plan const& p, int blocks
   std::vector<std::uint32_t> out(static_cast<std::size_t>(blocks));
   for (int b = 0; b < blocks; ++b) {
     std::uint64_t const y0 = static_cast<std::uint64_t>(b) / p.share % row_blocks * rows;
-    // Word index of row y0 + r's first word in box j (of boxes_across): (y0 + r) row_words + 32 j.
+    // The word the consumer reads of row y0 + r in box j (of boxes_across): (y0 + r) row_words + 32 j + r % 32.
+    std::uint64_t lanes = 0;
+    for (std::uint64_t r = 0; r < rows; ++r) lanes += r % 32;
     std::uint64_t total = 0;
     for (std::uint32_t j = 0; j < boxes_across; ++j) {
       std::uint64_t const times = p.steps / boxes_across + (j < p.steps % boxes_across ? 1 : 0);
-      std::uint64_t const box = rows * (y0 * row_words + 32ull * j) + row_words * (rows * (rows - 1) / 2);
+      std::uint64_t const box = rows * (y0 * row_words + 32ull * j) + row_words * (rows * (rows - 1) / 2) + lanes;
       total += times * box;
     }
     out[static_cast<std::size_t>(b)] = static_cast<std::uint32_t>(total) * stream_pattern;  // mod 2^32, as the device adds
