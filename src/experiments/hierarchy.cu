@@ -681,7 +681,6 @@ void intake_body(state& s) {
   double const l2_reads = delivered / (p.multicast ? 2.0 : 1.0);
   s.set_extra("blocks", blocks);
   s.set_extra("stages", p.stages);
-  s.set_extra("consumer_warps", mh::intake_consumers(p.stages));
 
   s.set_extra("footprint_bytes", static_cast<double>(bytes));
   s.set_extra("l2_read_bytes", l2_reads);
@@ -1053,8 +1052,7 @@ registrar const intake{[] {
                {"extra.per_sm_gbps", "GB/s", "bytes delivered into one SM's shared memory / median time"}};
   e.headline = best_row("How many bytes a second can TMA bring from L2 into 128 SMs at once?", {{"ctas", {"128"}}}, "gbps", "");
   e.headline.higher_is_better = true;
-  e.prose = {"Blocks of a producer warp and up to four consumer warps (taking the slots in turn), one an SM, stream boxes "
-             "(rows of 128 bytes) of a tensor that "
+  e.prose = {"Blocks of a producer warp and a consumer warp, one an SM, stream boxes (rows of 128 bytes) of a tensor that "
              "L2 holds through a ring of shared-memory slots (64-192 KiB in flight a block), as a tensor-core GEMM's "
              "pipeline does with its operands. `share` consecutive blocks read the same rows at about the same time (a GEMM's A "
              "rows are read by every CTA of a tile row); with multicast the two CTAs of a 2-CTA cluster read their rows "
