@@ -1027,8 +1027,11 @@ registrar const tma{[] {
 registrar const intake{[] {
   experiment e;
   e.id = "hierarchy.l2_intake";
-  e.description = "L2 to the SMs through TMA: bandwidth by blocks (one an SM), blocks reading the same rows, and 2-CTA multicast (sm_90)";
+  e.description = "L2 to the SMs through TMA, one consumer warp a block: bandwidth by blocks (one an SM), blocks reading the same rows, 2-CTA multicast (sm_90)";
   e.seed_ref = "004 §5 (beyond the seed: the intake a tensor-core GEMM's pipeline needs)";
+  // Not in the default suite: a diagnostic for the tensor-core GEMM work (docs/tc-gemm.md, "Session 36"),
+  // whose per-SM figures are one consumer warp's (below).
+  e.default_suite = false;
   e.axes = {variant_axis({"own", "multicast"}),
             int_axis("ctas", {8, 16, 32, 64, 96, 128}, {16, 128}).about("blocks", "blocks, one an SM, each streaming its boxes"),
             int_axis("share", {1, 16}, {16}).about("blocks", "consecutive blocks reading the same rows at about the same time"),
@@ -1056,10 +1059,14 @@ registrar const intake{[] {
              "L2 holds through a ring of shared-memory slots (64-192 KiB in flight a block), as a tensor-core GEMM's "
              "pipeline does with its operands. `share` consecutive blocks read the same rows at about the same time (a GEMM's A "
              "rows are read by every CTA of a tile row); with multicast the two CTAs of a 2-CTA cluster read their rows "
-             "once for both. The consumer adds the first word of each row, so what is timed is the intake, not shared "
-             "memory's reads. Bytes are those delivered into shared memory.",
-             "Whether the intake grows with the blocks until a chip-wide limit, where that limit lies against one SM's "
-             "share of it (extra.per_sm_gbps), and whether multicast, which halves L2's reads, raises what the SMs get.",
+             "once for both. One consumer warp a block adds one word of each row (3% of the bytes) and releases the slot. "
+             "That warp's hand-off sets a block's rate by the box (on the H100 about 57, 97 and 170 GB/s a block for "
+             "8, 16 and 32 KiB boxes, whatever the bytes in flight): a trial with four consumer warps taking the slots "
+             "in turn reached 103-203 GB/s a block (docs/tc-gemm.md, \"Session 36\"). Bytes are those delivered into "
+             "shared memory.",
+             "Where each block's rate stays level as blocks are added, L2 keeps up; where it falls (extra.per_sm_gbps), "
+             "the chip-wide limit for that pattern: blocks reading their own rows against 16 reading the same ones, and "
+             "multicast, which halves L2's reads, against plain loads of the same shared rows.",
              ""};
   {
     plot_spec p = line_plot("hierarchy_l2_intake.png", "L2 to SMs through TMA: bandwidth against blocks", "ctas", "gbps",
