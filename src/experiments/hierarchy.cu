@@ -681,7 +681,6 @@ void intake_body(state& s) {
   double const l2_reads = delivered / (p.multicast ? 2.0 : 1.0);
   s.set_extra("blocks", blocks);
   s.set_extra("stages", p.stages);
-
   s.set_extra("footprint_bytes", static_cast<double>(bytes));
   s.set_extra("l2_read_bytes", l2_reads);
   if (auto const ms = s.result().median_ms; ms && *ms > 0) {
@@ -1062,7 +1061,7 @@ registrar const intake{[] {
              "once for both. One consumer warp a block adds one word of each row (3% of the bytes) and releases the slot. "
              "That warp's hand-off sets a block's rate by the box (on the H100 about 57, 97 and 170 GB/s a block for "
              "8, 16 and 32 KiB boxes, whatever the bytes in flight): a trial with four consumer warps taking the slots "
-             "in turn reached 103-203 GB/s a block (docs/tc-gemm.md, \"Session 36\"). Bytes are those delivered into "
+             "in turn reached 103-203 GB/s a block (docs/hierarchy.md, \"L2 into the SMs through TMA\"). Bytes are those delivered into "
              "shared memory.",
              "Where each block's rate stays level as blocks are added, L2 keeps up; where it falls (extra.per_sm_gbps), "
              "the chip-wide limit for that pattern: blocks reading their own rows against 16 reading the same ones, and "
