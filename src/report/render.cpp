@@ -414,15 +414,18 @@ void section_intro(std::ostream& md, section const& s) {
     md << "> This experiment is not in the record's list of experiments; its rows are shown as found.\n\n";
 }
 
-/// What a declared experiment says of itself: prose, axes, the seed's figures.
-void section_declaration(std::ostream& md, experiment_entry const& e) {
+/// What a declared experiment says of itself: prose, axes, the seed's figures. The blocks' threshold
+/// is the record's (meta timing.paired_blocks.above_ms), not this build's constant.
+void section_declaration(std::ostream& md, experiment_entry const& e, run_record const& rec) {
   if (!e.shows.empty()) md << e.shows << "\n\n";
   if (!e.look_for.empty()) md << "**What to look for.** " << e.look_for << "\n\n";
   if (!e.seed_note.empty()) md << "**The seed's figure.** " << e.seed_note << "\n\n";
-  if (e.paired_in_blocks)
-    md << "**Timing.** Where a row and its peer take 0.1 ms or more, they alternate in blocks of each one's launches "
-          "(timing `events_paired_blocks`), so that at the power cap each runs at the clock its own power sets "
-          "(docs/timing.md, \"Paired in blocks\").\n\n";
+  if (e.paired_in_blocks) {
+    auto const above = num(obj(obj(rec.doc, "timing"), "paired_blocks"), "above_ms");
+    md << "**Timing.** Where a row and its peer take " << (above ? fmt(*above) + " ms or more" : "long enough")
+       << ", they alternate in blocks of each one's launches (timing `events_paired_blocks`), so that at the power "
+          "cap each runs at the clock its own power sets (docs/timing.md, \"Paired in blocks\").\n\n";
+  }
   std::string axes;
   for (auto const& a : e.axes) {
     if (a.description.empty() && a.unit.empty()) continue;
@@ -465,7 +468,7 @@ void section_rows(std::ostream& md, std::vector<json const*> const& rows) {
 void render_section(std::ostream& md, section const& s, plot_outcome const& po, run_record const& rec) {
   experiment_entry const* e = s.entry;
   section_intro(md, s);
-  if (e && e->declared) section_declaration(md, *e);
+  if (e && e->declared) section_declaration(md, *e, rec);
   if (s.rows.empty()) {
     md << "*No rows were recorded for this experiment.*\n\n";
     return;
