@@ -681,6 +681,7 @@ void intake_body(state& s) {
   double const l2_reads = delivered / (p.multicast ? 2.0 : 1.0);
   s.set_extra("blocks", blocks);
   s.set_extra("stages", p.stages);
+  s.set_extra("consumer_warps", mh::intake_consumers(p.stages));
   s.set_extra("footprint_bytes", static_cast<double>(bytes));
   s.set_extra("l2_read_bytes", l2_reads);
   if (auto const ms = s.result().median_ms; ms && *ms > 0) {
@@ -1026,10 +1027,9 @@ registrar const tma{[] {
 registrar const intake{[] {
   experiment e;
   e.id = "hierarchy.l2_intake";
-  e.description = "L2 to the SMs through TMA, one consumer warp a block: bandwidth by blocks (one an SM), blocks reading the same rows, 2-CTA multicast (sm_90)";
+  e.description = "L2 to the SMs through TMA: bandwidth by blocks (one an SM), blocks reading the same rows, 2-CTA multicast (sm_90)";
   e.seed_ref = "004 §5 (beyond the seed: the intake a tensor-core GEMM's pipeline needs)";
-  // Not in the default suite: a diagnostic for the tensor-core GEMM work (docs/tc-gemm.md, "Session 36"),
-  // whose per-SM figures are one consumer warp's (below).
+  // Not in the default suite: a diagnostic for the tensor-core GEMM work (docs/tc-gemm.md, "Session 36").
   e.default_suite = false;
   e.axes = {variant_axis({"own", "multicast"}),
             int_axis("ctas", {8, 16, 32, 64, 96, 128}, {16, 128}).about("blocks", "blocks, one an SM, each streaming its boxes"),
@@ -1054,14 +1054,14 @@ registrar const intake{[] {
                {"extra.per_sm_gbps", "GB/s", "bytes delivered into one SM's shared memory / median time"}};
   e.headline = best_row("How many bytes a second can TMA bring from L2 into 128 SMs at once?", {{"ctas", {"128"}}}, "gbps", "");
   e.headline.higher_is_better = true;
-  e.prose = {"Blocks of a producer warp and a consumer warp, one an SM, stream boxes (rows of 128 bytes) of a tensor that "
-             "L2 holds through a ring of shared-memory slots (64-192 KiB in flight a block), as a tensor-core GEMM's "
-             "pipeline does with its operands. `share` consecutive blocks read the same rows at about the same time (a GEMM's A "
-             "rows are read by every CTA of a tile row); with multicast the two CTAs of a 2-CTA cluster read their rows "
-             "once for both. One consumer warp a block adds one word of each row (3% of the bytes) and releases the slot. "
-             "That warp's hand-off sets a block's rate by the box (on the H100 about 57, 97 and 170 GB/s a block for "
-             "8, 16 and 32 KiB boxes, whatever the bytes in flight): a trial with four consumer warps taking the slots "
-             "in turn reached 103-203 GB/s a block (docs/hierarchy.md, \"L2 into the SMs through TMA\"). Bytes are those delivered into "
+  e.prose = {"Blocks of a producer warp and up to four consumer warps, one an SM, stream boxes (rows of 128 bytes) of a "
+             "tensor that L2 holds through a ring of shared-memory slots (64-192 KiB in flight a block), as a tensor-core "
+             "GEMM's pipeline does with its operands. `share` consecutive blocks read the same rows at about the same time "
+             "(a GEMM's A rows are read by every CTA of a tile row); with multicast the two CTAs of a 2-CTA cluster read "
+             "their rows once for both. The consumer warps take the slots in turn (4, or 2 where 4 do not divide the ring: "
+             "extra.consumer_warps); each adds one word of each row of its box (3% of the bytes) and releases the slot. "
+             "One consumer warp alone held a block to its per-box hand-off (on the H100 about 57, 97 and 170 GB/s for 8, "
+             "16 and 32 KiB boxes; docs/hierarchy.md, \"L2 into the SMs through TMA\"). Bytes are those delivered into "
              "shared memory.",
              "Where each block's rate stays level as blocks are added, L2 keeps up; where it falls (extra.per_sm_gbps), "
              "the chip-wide limit for that pattern: blocks reading their own rows against 16 reading the same ones, and "

@@ -67,3 +67,16 @@ TEST(HierarchyIntake, FootprintIsTheRowBlocksTheBlocksRead) {
   p.share = 1;
   EXPECT_EQ(mh::intake_footprint_bytes(p, 132), std::size_t{132} * 128 * mh::intake_row_bytes);
 }
+
+TEST(HierarchyIntake, ConsumerWarpsDivideTheRingSoEachKeepsToItsOwnSlots) {
+  // A warp that shared a slot with another would wait on a parity naming two phases (session 36's
+  // lost call): the count must divide the slots, and be the most of 4 that does.
+  for (int stages = 1; stages <= mh::intake_max_stages; ++stages) {
+    int const c = mh::intake_consumers(stages);
+    EXPECT_EQ(stages % c, 0) << stages;
+    EXPECT_TRUE(c == 1 || c == 2 || c == 4) << stages;
+    if (stages % 4 == 0) EXPECT_EQ(c, 4) << stages;
+  }
+  EXPECT_EQ(mh::intake_consumers(6), 2);
+  EXPECT_EQ(mh::intake_consumers(3), 1);
+}

@@ -409,7 +409,7 @@ TEST(HierarchyIntake, EveryBlockAddsTheRowsItShouldRead) {
     for (int ctas : {2, 6, 0})  // 0: one a SM
       for (int share : {1, 2, 4})
         for (int rows : {16, 128, 256})
-          for (int stages : {1, 3, 8}) {
+          for (int stages : {1, 3, 6, 8}) {  // 1, 1, 2 and 4 consumer warps
             if (multicast && share % 2 != 0) continue;
             if (rows * 128 * stages > (160 << 10)) continue;
             mh::intake_plan p;

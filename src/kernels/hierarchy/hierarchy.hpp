@@ -215,7 +215,7 @@ int stream_blocks(stream_plan const& plan);
 // How many bytes a second TMA brings from L2 into the SMs, by how many SMs ask at once, how
 // many of them read the same bytes at the same time, and whether the two CTAs of a 2-CTA cluster
 // share one read by multicast: the intake a tensor-core GEMM's pipeline needs (128 x 64 tiles a
-// CTA take 24 KB a k-block). `ctas` blocks (one an SM, a producer warp and a consumer warp) each
+// CTA take 24 KB a k-block). `ctas` blocks (one an SM, a producer warp, 1-4 consumer warps) each
 // stream `steps` boxes of box_rows rows x 128 bytes through a ring of `stages` slots, from a
 // tensor of rows of intake_row_bytes that L2 holds: block b reads the box_rows rows of row block
 // (b / share), box after box across the row (intake_row_bytes / 128 boxes, then again), so
@@ -249,5 +249,8 @@ std::vector<std::uint32_t> intake_expected_sums(intake_plan const& p, int blocks
 void intake_read(std::uint32_t const* data, intake_plan const& p, std::uint32_t* block_out, cudaStream_t stream);
 /// The kernel the plan launches: check its image before launching (memlab/arch.hpp).
 void const* intake_kernel(bool multicast);
+/// Consumer warps a block runs for a ring of `stages` slots: 4, 2 or 1, whichever divides it
+/// (each warp keeps to its own slots).
+int intake_consumers(int stages);
 
 }  // namespace memlab::hierarchy
