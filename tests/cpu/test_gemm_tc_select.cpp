@@ -198,9 +198,19 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
   // 64 tiles of 64 x 64 fill only half the SMs: 32 of 128 x 64, split in four (the H100 held fewer than
   // 32 clusters of four at once, so it ran them split in two).
   EXPECT_EQ(grid(256, 1024, 4096), (std::pair{g::split_128x64, 4u}));
-  // 128 tiles of 128 x 64, no room to split them: one a CTA up to 64 k-blocks, then the 128 x 128 split.
+  // 128 tiles of 128 x 64, no room to split them: one a CTA up to 64 k-blocks, then 64 x 128 tiles
+  // a CTA (one wave over more than half the SMs), as at the decode batches with long k (session 37).
   EXPECT_EQ(grid(1024, 1024, 4096), (std::pair{g::tiles_128x64, 1u}));
-  EXPECT_EQ(grid(1024, 1024, 4160), (std::pair{g::split_128x128, 2u}));
+  EXPECT_EQ(grid(1024, 1024, 4160), (std::pair{g::tiles_64x128, 1u}));
+  EXPECT_EQ(grid(128, 8192, 4096), (std::pair{g::tiles_128x64, 1u}));
+  EXPECT_EQ(grid(128, 8192, 28672), (std::pair{g::tiles_64x128, 1u}));  // 128 tiles: 64 of B's columns twice
+  EXPECT_EQ(grid(128, 5120, 8192), (std::pair{g::tiles_64x128, 1u}));   // 80 tiles
+  EXPECT_EQ(grid(65, 4225, 4097), (std::pair{g::tiles_64x128, 1u}));    // 68 tiles: the GPU test's case
+  // 64 x 128 tiles that would fill only half the SMs keep the 128 x 128 split: on a device with no
+  // room for clusters of the 64-wide grids, 128 x 2048 splits its 16 tiles eight ways.
+  auto no64 = [](int bn, unsigned) { return bn == 64 ? 0 : 1000; };
+  EXPECT_EQ(plan_persistent(128, 2048, 128, 132, no64).grid, g::split_128x128);
+  EXPECT_EQ(plan_persistent(128, 2048, 128, 132, no64).splits, 8u);
   EXPECT_EQ(grid(1024, 1024, 384), (std::pair{g::tiles_128x128, 1u}));   // 6 k-blocks: no split
   EXPECT_EQ(grid(512, 4096, 4096), (std::pair{g::tiles_128x128, 1u}));   // 128 tiles: more than half the SMs
   EXPECT_EQ(grid(4096, 4096, 4096), (std::pair{g::tiles_128x256, 1u}));  // 512 tiles of 128 x 256: whole waves
@@ -240,7 +250,8 @@ TEST(GemmTcSelect, FewTilesRunOnThePersistentRungWhereItsGridIsFaster) {
   EXPECT_EQ(r5, rung(1024, 1024, 1024));
   EXPECT_EQ(r6, rung(1024, 1024, 704));   // 11
   EXPECT_EQ(r5, rung(1024, 1024, 4096, gemm_op::n, gemm_op::t, gemm_tc_input::f16));
-  // Past 64 k-blocks the 128 x 128 split, from 32 k-blocks (33.6 against 45.9 us at 1024x1024x8192).
+  // Past 64 k-blocks 64 x 128 tiles a CTA (before session 37 the 128 x 128 split, from 32 k-blocks:
+  // 33.6 against 45.9 us at 1024x1024x8192; 64 x 128 ran 33.1 there).
   EXPECT_EQ(r5, rung(1024, 1024, 8192));
   EXPECT_EQ(r6, rung(512, 4096, 4096));   // 128 tiles: no few-tile grid
   EXPECT_EQ(r6, rung(4096, 4096, 4096));

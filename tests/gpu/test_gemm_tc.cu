@@ -843,7 +843,7 @@ TEST(GemmTc, ReadsAStoredKByM) {
 
 // Few tiles with m > 128: automatic takes rung 5's few-tile grids where they run faster than rung 6
 // (persistent_takes_few_tiles, CPU-tested): 64 x 64 tiles a CTA, the 128 x 64 split, 128 x 64 tiles a
-// CTA and the 128 x 128 split, in the canonical layout and with B stored k x n (rung 5 reads it as
+// CTA and 64 x 128 tiles a CTA, in the canonical layout and with B stored k x n (rung 5 reads it as
 // stored); with A stored k x m rung 6 reads it as stored instead. Against the double-precision
 // reference; where this device's rule takes another rung, the same shapes still have to come out right.
 TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
@@ -853,7 +853,7 @@ TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
   // At full size: 64 x 64 tiles (16 k-blocks); 256x1024x1088 (17), the 64 x 64 split on a device that
   // holds fewer than 32 clusters of four (the H100: 128 CTAs against the 128 x 64 split's 64), else the
   // 128 x 64 split; 128 x 64 tiles a CTA (16, n past a whole tile, alpha and beta), each in every layout
-  // and type; 128 x 64 tiles a CTA at 40 k-blocks and the 128 x 128 split at 65 (34 tiles; BF16,
+  // and type; 128 x 64 tiles a CTA at 40 k-blocks and 64 x 128 tiles a CTA at 65 (68 tiles; BF16,
   // canonical and B stored k x n: the host reference's time). At sanitizer sizes three of the kind.
   struct few_case {
     case_t c;
@@ -888,6 +888,38 @@ TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
   EXPECT_TRUE(skipped.empty()) << skipped;
   // On a device of 132 SMs (H100 SXM, H200) the rule's grids are the ones named above.
   if (target.sm_count == 132) EXPECT_EQ(on_rung5, rung5_expected);
+}
+
+// Rung 5's 64 x 128 tiles a CTA (one consumer warpgroup, the whole k, no reduction), the grid of
+// few tiles with long k (split_k.hpp, plan_persistent; CPU-tested): 65x4225x4097 makes 68 such tiles,
+// the second row of tiles one row deep, the last column one wide, the last k-block one element deep;
+// alpha and beta; BF16 and FP16 into their own type and FP32, FP8 into BF16, and B stored k x n
+// (read as stored) with ld > row. Against the double-precision reference, at every size (the
+// sanitizers run it). On a device of 132 SMs the row must name the grid.
+TEST(GemmTc, PersistentTilesOf64x128TakeLongKAlone) {
+  MEMLAB_REQUIRE_GPU();
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::persistent, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  case_t const base{65, 4225, 4097, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f};
+  if (memlab::gemm_tc_current_target().sm_count == 132) {
+    EXPECT_EQ(memlab::detail::gemm_tc::persistent_kernel_name<__nv_bfloat16>(base.m, base.n, base.k, 132), "64x128, a tile a CTA");
+    EXPECT_EQ(memlab::detail::gemm_tc::persistent_kernel_name<e4m3>(base.m, base.n, 8200, 132), "64x128, a tile a CTA");
+  }
+  std::string skipped;
+  auto padded = [](case_t c, auto tag) {
+    pad_rows_to_16_bytes<decltype(tag)>(c);
+    return c;
+  };
+  check_case<__nv_bfloat16, __nv_bfloat16>(padded(base, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
+  check_case<__half, float>(padded(base, __half{}), gemm_tc_rung::persistent, skipped);
+  case_t kn = base;  // B stored k x n, its rows 24 elements longer than n
+  kn.ob = gemm_op::n;
+  kn.ldb_pad = 24;
+  check_case<__half, __half>(padded(kn, __half{}), gemm_tc_rung::persistent, skipped);
+  // FP8: 128-element k-blocks, so k = 8200 (64 whole ones and 8 elements) to pass 64 k-blocks.
+  case_t f8 = base;
+  f8.k = 8200;
+  check_case<e4m3, __nv_bfloat16>(padded(f8, e4m3{}), gemm_tc_rung::persistent, skipped);
+  EXPECT_TRUE(skipped.empty()) << skipped;
 }
 
 TEST(GemmTc, KZeroScalesC) {

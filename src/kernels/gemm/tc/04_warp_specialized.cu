@@ -15,7 +15,8 @@
 // SMs), rung 5 instead takes 64 x 64 tiles, one per CTA with a single consumer warpgroup,
 // where those make one wave over more than half the SMs. Otherwise it splits K inside a
 // cluster, on 128 x 64 tiles where those still leave room for a split (or 64 x 64 where those
-// run more CTAs; else 128 x 128; split_k.hpp, plan_persistent): the
+// run more CTAs), or runs one 128 x 64 tile a CTA (k up to 64 k-blocks) or one 64 x 128 tile a
+// CTA (longer k), else splits 128 x 128 tiles (split_k.hpp, plan_persistent). In a split the
 // S CTAs of a cluster (S = 2, 4 or 8) take the same tile and every S-th k-block (CTA r: r,
 // r + S, ...), park their FP32 partial tiles in their own shared memory (the drained stage
 // slots), and after a cluster barrier CTA r sums rows [r BM/S, (r + 1) BM/S) of all S
@@ -302,6 +303,7 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
     case persistent_grid::split_128x64: launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::split_64x64: launch_ws<In, 64, ws_mode::split_k, 64>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x64: launch_ws<In, 64, ws_mode::one_tile>(p, st, sm_count); return;
+    case persistent_grid::tiles_64x128: launch_ws<In, 128, ws_mode::one_tile, 64>(p, st, sm_count); return;
     case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
     case persistent_grid::tiles_128x128: launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count); return;
@@ -317,6 +319,7 @@ std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t 
     case persistent_grid::split_128x64: return "128x64, K split " + s + " ways in a cluster";
     case persistent_grid::split_64x64: return "64x64, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x64: return "128x64, a tile a CTA";
+    case persistent_grid::tiles_64x128: return "64x128, a tile a CTA";
     case persistent_grid::split_128x128: return "128x128, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x256: return "persistent 128x256";
     case persistent_grid::tiles_128x128: return "persistent 128x128";

@@ -32,9 +32,11 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
 }
 
 /// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
-/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64 or 128 x 64 tile a CTA or split-K
-/// inside a cluster on 128 x 64, 128 x 128 or 64 x 64 tiles.
-enum class persistent_grid : int { tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64 };
+/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64, 128 x 64 or 64 x 128 tile a CTA or
+/// split-K inside a cluster on 128 x 64, 128 x 128 or 64 x 64 tiles.
+enum class persistent_grid : int {
+  tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64, tiles_64x128
+};
 
 struct persistent_plan {
   persistent_grid grid = persistent_grid::tiles_128x256;
@@ -59,7 +61,15 @@ constexpr int one_tile_128x64_max_kblocks = 64;
 ///    that (256x1024x4096 on the H100, which holds fewer than 32 clusters of four: 128 CTAs against
 ///    64, 10.6 against 12.0 us; docs/tc-gemm.md, "Session 32"; a tie keeps 128 x 64, as at the decode
 ///    batches); else 128 x 64 tiles a CTA where they make one wave
-///    and k is not long (one_tile_128x64_max_kblocks); else the 128 x 128 split.
+///    and k is not long (one_tile_128x64_max_kblocks); else 64 x 128 tiles a CTA (one consumer
+///    warpgroup, the whole k, no reduction) where they make one wave over more than half the SMs;
+///    else the 128 x 128 split. 64 x 128 against the split it replaced (session 37, BF16 and FP16,
+///    docs/tc-gemm.md): 128x5120x8192 11-14% less time, 128x6144x8192 9-11%, 256x3072x8192 13-17%,
+///    128x8192x8192 2-5%, 128x8192x16384 1-4%, 1024x1024x8192 1-4% on the H100 and the H200; at
+///    128x8192x28672 (448 MiB of B from DRAM) 2-3% less on the H200, 0-0.8% more on the H100, as
+///    cuBLAS's own pick there (128 x 64 tiles in its column-major terms). It reads 1.5x the split's
+///    bytes through L2 (24 KB a k-block against 32 KB every other one), which k <= 64 k-blocks does
+///    not repay: 128 x 64 tiles a CTA stay faster there (128x8192x4096: 27.6 against 28.5 us, H100).
 ///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles, else 128 x 128.
 template <class MaxClusters>
 persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_count, MaxClusters&& max_clusters) {
@@ -75,6 +85,8 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
       return {persistent_grid::split_64x64, s6464};
     if (s64 > 1) return {persistent_grid::split_128x64, s64};
     if (nk <= one_tile_128x64_max_kblocks && tiles_128x64 <= sm_count) return {persistent_grid::tiles_128x64, 1};
+    if (std::int64_t const tiles_64x128 = ((m + 63) / 64) * ((n + 127) / 128); 2 * tiles_64x128 > sm_count && tiles_64x128 <= sm_count)
+      return {persistent_grid::tiles_64x128, 1};
     return {persistent_grid::split_128x128, splits};
   }
   return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
@@ -93,6 +105,9 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 ///  - the 128 x 128 split in two (now only past 64 k-blocks): 1.06-1.19 with 16 k-blocks and 24
 ///    (H100; level on the H200), level (H100) or 0.88 (H200) with 32, 0.74-0.92 with 48-64,
 ///    0.68-0.78 with 128;
+///  - 64 x 128 tiles a CTA (session 37; only past 64 k-blocks, where it replaced the 128 x 128 split):
+///    0.84-0.97 of the split's time at 1024x1024x8192 and 256x3072x8192 (128 k-blocks), so at least
+///    the split's count;
 ///  - the 64 x 64 split in two (session 32, H100: 256x1024x{1024,2048,4096}, where the 128 x 64
 ///    split ran in two): 0.75, 0.56 and 0.44 of rung 6's cooperative 128 x 128 kernel with 16, 32 and
 ///    64 k-blocks, 0.86-0.88 of its own 128 x 64 split's time; 0.93 at 512^3 (8 k-blocks), where rung
@@ -103,7 +118,8 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 /// where the plan without it says four). The 128 x 128 split arises only with 34-66 such tiles on
 /// 132 SMs, so in two.
 struct few_tile_min_kblocks {
-  static constexpr int tiles_64x64 = 16, split_128x64 = 16, tiles_128x64 = 12, split_128x128 = 32, split_64x64 = 16;
+  static constexpr int tiles_64x64 = 16, split_128x64 = 16, tiles_128x64 = 12, split_128x128 = 32, split_64x64 = 16,
+                       tiles_64x128 = 32;
 };
 inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
   switch (plan.grid) {
@@ -112,6 +128,7 @@ inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
     case persistent_grid::tiles_128x64: return nk >= few_tile_min_kblocks::tiles_128x64;
     case persistent_grid::split_128x128: return nk >= few_tile_min_kblocks::split_128x128;
     case persistent_grid::split_64x64: return nk >= few_tile_min_kblocks::split_64x64;
+    case persistent_grid::tiles_64x128: return nk >= few_tile_min_kblocks::tiles_64x128;
     default: return false;
   }
 }
