@@ -1,6 +1,10 @@
 #pragma once
-// The handful of Hopper PTX instructions the async and bulk-copy kernels issue directly:
-// mbarrier objects in shared memory and cp.async.bulk (TMA without a tensor map).
+// The handful of Hopper PTX instructions the async, bulk-copy and hierarchy kernels issue
+// directly: mbarrier objects in shared memory, cp.async.bulk (TMA without a tensor map), 2-D TMA
+// loads through a tensor map (also multicast), and the thread-block cluster's rank, barrier and
+// remote arrival. (The tensor-core GEMM keeps its own set in gemm/tc/tc_common.cuh.)
+#include <cuda.h>
+
 #include <cstdint>
 
 namespace memlab::async::detail {
@@ -112,6 +116,67 @@ __device__ __forceinline__ void cp_async_wait_prior() {
 __device__ __forceinline__ void cp_async_arrive_noinc(std::uint64_t* bar) {
 #if MEMLAB_ASYNC_HAS_CP_ASYNC
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_address(bar)) : "memory");
+#else
+  __trap();
+#endif
+}
+
+/// One 2-D TMA load of the box at (x elements, y rows) of `map` into `dst`, completion as
+/// transaction bytes on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* dst, CUtensorMap const* map, std::uint32_t x, std::uint32_t y,
+                                            std::uint64_t* bar) {
+#if MEMLAB_ASYNC_HAS_BULK
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(bar))
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
+/// tma_load_2d into the same offset of every CTA of the cluster in `cta_mask`, completing on the
+/// barrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, CUtensorMap const* map, std::uint32_t x,
+                                                      std::uint32_t y, std::uint64_t* bar, std::uint16_t cta_mask) {
+#if MEMLAB_ASYNC_HAS_BULK
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(bar)), "h"(cta_mask)
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
+/// This CTA's rank in its cluster (0 outside a cluster launch).
+__device__ __forceinline__ std::uint32_t cluster_ctarank() {
+  std::uint32_t r = 0;
+#if MEMLAB_ASYNC_HAS_BULK
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#else
+  __trap();
+#endif
+  return r;
+}
+
+/// Every thread of every CTA of the cluster arrives and waits (release / acquire at cluster scope).
+__device__ __forceinline__ void cluster_sync_all() {
+#if MEMLAB_ASYNC_HAS_BULK
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+/// One arrival on the barrier at `bar`'s offset in CTA `cta` of the cluster (this one included).
+__device__ __forceinline__ void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint32_t cta) {
+#if MEMLAB_ASYNC_HAS_BULK
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_address(bar)), "r"(cta));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 #else
   __trap();
 #endif

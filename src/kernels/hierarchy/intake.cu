@@ -38,40 +38,6 @@ struct intake_args {
   std::uint32_t* out;
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ std::uint32_t cta_rank() {
-  std::uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-/// One arrival on the barrier at `bar`'s offset in CTA `cta` of the cluster.
-__device__ __forceinline__ void arrive_in(std::uint64_t* bar, std::uint32_t cta) {
-  std::uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(ax::smem_address(bar)), "r"(cta));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-}
-__device__ __forceinline__ void load_box(void* dst, CUtensorMap const* map, std::uint32_t x, std::uint32_t y,
-                                         std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-          ax::smem_address(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(ax::smem_address(bar))
-      : "memory");
-}
-/// load_box into the same offset of both CTAs of the pair, completing on each one's barrier.
-__device__ __forceinline__ void load_box_pair(void* dst, CUtensorMap const* map, std::uint32_t x, std::uint32_t y,
-                                              std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
-      "%3}], [%4], %5;" ::"r"(ax::smem_address(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(ax::smem_address(bar)), "h"(std::uint16_t{3})
-      : "memory");
-}
-#endif
-
 template <bool Multicast>
 __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_args a, __grid_constant__ CUtensorMap const map) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -80,7 +46,7 @@ __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_a
   // The same offset in both CTAs of a pair (same kernel, same static layout): multicast lands there.
   unsigned char* const ring = smem_raw + ((128u - (ax::smem_address(smem_raw) & 127u)) & 127u);
   std::uint32_t const box_bytes = a.box_rows * box_bytes_wide, S = a.stages;
-  std::uint32_t const rank = Multicast ? cta_rank() : 0u;
+  std::uint32_t const rank = Multicast ? ax::cluster_ctarank() : 0u;
   std::uint32_t const y0 = (blockIdx.x / a.share) % a.row_blocks * a.box_rows;
   if (threadIdx.x == 0) {
     for (std::uint32_t s = 0; s < S; ++s) {
@@ -90,7 +56,7 @@ __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_a
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if constexpr (Multicast)
-    cluster_sync();  // no multicast or remote arrival reaches a barrier before it is initialised
+    ax::cluster_sync_all();  // no multicast or remote arrival reaches a barrier before it is initialised
   else
     __syncthreads();
   std::uint32_t const warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -104,9 +70,9 @@ __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_a
         std::uint32_t const x = i % boxes_across * (box_bytes_wide / 4);
         if constexpr (Multicast) {
           std::uint32_t const half = a.box_rows / 2;
-          load_box_pair(dst + rank * half * box_bytes_wide, &map, x, y0 + rank * half, &full[slot]);
+          ax::tma_load_2d_multicast(dst + rank * half * box_bytes_wide, &map, x, y0 + rank * half, &full[slot], 3);
         } else {
-          load_box(dst, &map, x, y0, &full[slot]);
+          ax::tma_load_2d(dst, &map, x, y0, &full[slot]);
         }
         if (++slot == S) {
           slot = 0;
@@ -127,7 +93,7 @@ __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_a
       for (std::uint32_t r = lane; r < a.box_rows; r += 32) sum += words[r * (box_bytes_wide / 4) + lane];
       __syncwarp();
       if constexpr (Multicast) {
-        if (lane < 2) arrive_in(&empty[slot], lane);
+        if (lane < 2) ax::mbarrier_arrive_cluster(&empty[slot], lane);
       } else {
         if (lane == 0) ax::mbarrier_arrive(&empty[slot]);
       }
@@ -145,7 +111,7 @@ __global__ void __launch_bounds__(intake_threads, 1) intake_ring_kernel(intake_a
       a.out[blockIdx.x] = total;
     }
   }
-  if constexpr (Multicast) cluster_sync();  // no CTA leaves while its peer may still write into it or arrive on it
+  if constexpr (Multicast) ax::cluster_sync_all();  // no CTA leaves while its peer may still write into it or arrive on it
 #else
   __trap();  // cp.async.bulk.tensor and clusters need sm_90: the host refuses first
 #endif

@@ -141,21 +141,6 @@ __device__ __forceinline__ void wait_parity(std::uint64_t* bar, std::uint32_t pa
   } while (!done);
 }
 
-/// One 2-D TMA load of the box at (x words, y rows) into `dst`, completion as transaction
-/// bytes on `bar`.
-__device__ __forceinline__ void tma_load_2d(void* dst, CUtensorMap const* map, std::uint32_t x, std::uint32_t y,
-                                            std::uint64_t* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-          ax::smem_address(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(ax::smem_address(bar))
-      : "memory");
-#else
-  __trap();
-#endif
-}
-
 /// Reads and checks tile t in `slot`: consumer thread `tid` takes pieces tid, tid + 256, ...
 __device__ __forceinline__ void consume_slot(stream_args const& a, unsigned char const* slot, std::uint64_t t,
                                              std::uint32_t tid, std::uint32_t& sum, std::uint32_t& bad) {
@@ -257,7 +242,7 @@ __global__ void __launch_bounds__(ring_threads) bulk_ring_kernel(stream_args a, 
           ax::bulk_copy_global_to_shared(slot, a.data + t * (a.tile_bytes / 4), a.tile_bytes, &full[at.slot]);
         } else {
           detail::box_origin const o = detail::box_of(a.tile_bytes / 4, a.box_w_words, t);
-          tma_load_2d(slot, &map, o.x, o.y, &full[at.slot]);
+          ax::tma_load_2d(slot, &map, o.x, o.y, &full[at.slot]);
         }
       }
     }
