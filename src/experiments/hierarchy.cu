@@ -1058,8 +1058,8 @@ registrar const intake{[] {
              "tensor that L2 holds through a ring of shared-memory slots (64-192 KiB in flight a block), as a tensor-core "
              "GEMM's pipeline does with its operands. `share` consecutive blocks read the same rows at about the same time "
              "(a GEMM's A rows are read by every CTA of a tile row); with multicast the two CTAs of a 2-CTA cluster read "
-             "their rows once for both. The consumer warps take the slots in turn (4, or 2 where 4 do not divide the ring: "
-             "extra.consumer_warps); each adds one word of each row of its box (3% of the bytes) and releases the slot. "
+             "their rows once for both. The consumer warps take the slots in turn (4, 2 or 1, the most that divides the "
+             "ring: extra.consumer_warps); each adds one word of each row of its box (3% of the bytes) and releases the slot. "
              "One consumer warp alone held a block to its per-box hand-off (on the H100 about 57, 97 and 170 GB/s for 8, "
              "16 and 32 KiB boxes; docs/hierarchy.md, \"L2 into the SMs through TMA\"). Bytes are those delivered into "
              "shared memory.",
