@@ -590,7 +590,7 @@ void stream_point(state& s, mh::stream_plan const& plan, double bytes_in_flight)
   }
   s.set_verification(v);
   s.add_bytes_read(static_cast<double>(bytes));
-  s.exec([&](cudaStream_t st) { mh::stream_read(data.data(), bytes, plan, out.data(), st); });
+  s.exec(mh::prepare_stream_read(data.data(), bytes, plan, out.data()));  // setup outside the timed samples
   // Little's law: each SM keeps `bytes_in_flight` moving for one latency, so the rate is
   // SMs x bytes in flight / latency, until device memory's peak caps it.
   double const lat = dram_latency_ns(s, data.data(), bytes);
@@ -677,7 +677,7 @@ void intake_body(state& s) {
                                                           " blocks' sums of the rows they read differ from the host's"));
   double const delivered = static_cast<double>(blocks) * p.steps * static_cast<double>(box_bytes);
   s.add_bytes_read(delivered);
-  s.exec([&](cudaStream_t st) { mh::intake_read(data.data(), p, out.data(), st); });
+  s.exec(mh::prepare_intake_read(data.data(), p, out.data()));  // setup outside the timed samples
   double const l2_reads = delivered / (p.multicast ? 2.0 : 1.0);
   s.set_extra("blocks", blocks);
   s.set_extra("stages", p.stages);

@@ -484,6 +484,94 @@ TEST(HierarchyIntake, BadPlansAreRefusedBeforeAnyWork) {
   EXPECT_NO_THROW(mh::check_intake_plan(p));
 }
 
+namespace {
+
+/// Issues `launch` on a stream captured into a graph, then runs the graph: what the harness does
+/// with a short row's launches.
+void run_captured(std::function<void(cudaStream_t)> const& launch) {
+  cudaStream_t st = nullptr;
+  MEMLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t ge = nullptr;
+  MEMLAB_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  launch(st);
+  MEMLAB_CUDA_CHECK(cudaStreamEndCapture(st, &g));
+  MEMLAB_CUDA_CHECK(cudaGraphInstantiate(&ge, g, 0));
+  MEMLAB_CUDA_CHECK(cudaGraphLaunch(ge, st));
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(st));
+  MEMLAB_CUDA_CHECK(cudaGraphExecDestroy(ge));
+  MEMLAB_CUDA_CHECK(cudaGraphDestroy(g));
+  MEMLAB_CUDA_CHECK(cudaStreamDestroy(st));
+}
+
+}  // namespace
+
+// The experiments time prepared launches (setup outside the samples): each issue of one must read
+// the buffer afresh, directly and from a graph, and a bad plan must fail at preparation.
+TEST(HierarchyPrepared, EachIssueOfAPreparedReadRunsTheWholeRead) {
+  MEMLAB_REQUIRE_GPU();
+  MEMLAB_REQUIRE_ARCH(mh::intake_kernel(false), memlab::arch::bulk_copy, "cp.async.bulk.tensor");
+  for (bool multicast : {false, true}) {
+    mh::intake_plan p;
+    p.ctas = 6;
+    p.share = 2;
+    p.multicast = multicast;
+    p.box_rows = 128;
+    p.stages = 4;
+    p.steps = 19;
+    int const blocks = mh::intake_blocks(p);
+    std::size_t const bytes = mh::intake_footprint_bytes(p, blocks);
+    memlab::device_buffer<std::uint32_t> data(bytes / 4), out(static_cast<std::size_t>(blocks));
+    mh::fill_stream_pattern(data.data(), bytes / 4, nullptr);
+    auto const launch = mh::prepare_intake_read(data.data(), p, out.data());
+    auto const want = mh::intake_expected_sums(p, blocks);
+    for (int issue = 0; issue < 3; ++issue) {
+      out.fill_bytes(0xFF);  // poisoned: an issue that reads nothing leaves it so
+      if (issue == 2)
+        run_captured(launch);
+      else
+        launch(nullptr);
+      MEMLAB_EXPECT_LAUNCH_OK();
+      std::vector<std::uint32_t> got(static_cast<std::size_t>(blocks));
+      MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), got.size() * 4, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, want) << "intake issue " << issue << (multicast ? ", multicast" : "");
+    }
+  }
+  for (auto m : {mh::copy_method::ld_global_v4, mh::copy_method::cp_async, mh::copy_method::bulk, mh::copy_method::tma}) {
+    if (int const need = mh::copy_method_arch(m); need > 0 && !memlab::unavailable_reason(mh::copy_kernel(m), need, "").empty())
+      continue;
+    mh::stream_plan plan;
+    plan.method = m;
+    plan.tile_bytes = 16384;
+    plan.tile_w_bytes = m == mh::copy_method::tma ? 256 : 0;
+    plan.stages = 3;
+    plan.blocks = 5;
+    std::size_t const bytes = std::size_t{1} << 22;
+    memlab::device_buffer<std::uint32_t> data(bytes / 4), out(2 * 5);
+    mh::fill_stream_pattern(data.data(), bytes / 4, nullptr);
+    auto const launch = mh::prepare_stream_read(data.data(), bytes, plan, out.data());
+    for (int issue = 0; issue < 3; ++issue) {
+      out.fill_bytes(0xFF);
+      if (issue == 2)
+        run_captured(launch);
+      else
+        launch(nullptr);
+      MEMLAB_EXPECT_LAUNCH_OK();
+      auto const got = mh::collect_stream_sums(out.data(), 5);
+      EXPECT_EQ(got.sum, mh::stream_pattern_sum(bytes)) << mh::to_string(m) << " issue " << issue;
+      EXPECT_EQ(got.mismatches, 0u) << mh::to_string(m) << " issue " << issue;
+    }
+  }
+  memlab::device_buffer<std::uint32_t> small(1024), out(256);
+  mh::intake_plan bad;
+  bad.box_rows = 24;
+  EXPECT_THROW((void)mh::prepare_intake_read(small.data(), bad, out.data()), memlab::error);
+  mh::stream_plan sbad;
+  sbad.method = mh::copy_method::bulk;
+  sbad.tile_bytes = 4096;
+  EXPECT_THROW((void)mh::prepare_stream_read(small.data(), 4096 + 16, sbad, out.data()), memlab::error);
+}
+
 TEST(HierarchyOnChip, NanosecondsComeWithTheCycles) {
   MEMLAB_REQUIRE_GPU();
   auto const r = mh::onchip_latency(mh::onchip_op::register_ffma, 1 << 16, 3, nullptr);

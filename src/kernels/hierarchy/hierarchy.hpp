@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,12 @@ std::uint32_t stream_pattern_sum(std::size_t bytes);
 /// (2 x blocks words: sum, mismatches). The tma method encodes its tensor map here.
 void stream_read(std::uint32_t const* data, std::size_t bytes, stream_plan const& plan, std::uint32_t* block_out,
                  cudaStream_t stream);
+/// stream_read prepared once: the plan checked, the image required, the ring's shared memory
+/// allowed and the tensor map encoded here; the function returned issues the kernel alone on its
+/// stream, so a sample timed around it holds none of that host work. `data` and `block_out` must
+/// outlive it.
+std::function<void(cudaStream_t)> prepare_stream_read(std::uint32_t const* data, std::size_t bytes,
+                                                      stream_plan const& plan, std::uint32_t* block_out);
 /// Adds up stream_read's per-block words after the stream has finished.
 stream_sums collect_stream_sums(std::uint32_t const* block_out, int blocks);
 /// The block count stream_read uses for `plan` (ctas_per_sm per SM when plan.blocks is 0).
@@ -247,6 +254,10 @@ std::vector<std::uint32_t> intake_expected_sums(intake_plan const& p, int blocks
 /// Runs `p` over `data` (intake_footprint_bytes of the stream pattern, 128-byte aligned); block
 /// b's sum goes to block_out[b].
 void intake_read(std::uint32_t const* data, intake_plan const& p, std::uint32_t* block_out, cudaStream_t stream);
+/// intake_read prepared once (checks, image, shared memory, tensor map); the function returned
+/// issues the kernel alone. `data` and `block_out` must outlive it.
+std::function<void(cudaStream_t)> prepare_intake_read(std::uint32_t const* data, intake_plan const& p,
+                                                      std::uint32_t* block_out);
 /// The kernel the plan launches: check its image before launching (memlab/arch.hpp).
 void const* intake_kernel(bool multicast);
 /// Consumer warps a block runs for a ring of `stages` slots: 4, 2 or 1, whichever divides it
