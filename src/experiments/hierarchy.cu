@@ -579,7 +579,9 @@ void stream_point(state& s, mh::stream_plan const& plan, double bytes_in_flight)
   device_buffer<std::uint32_t> out(2 * static_cast<std::size_t>(blocks));
   mh::fill_stream_pattern(data.data(), bytes / 4, s.stream());
   out.fill_bytes(0xFF);  // poisoned: a block that reports nothing fails the check
-  mh::stream_read(data.data(), bytes, plan, out.data(), s.stream());
+  // Prepared once (checks, tensor map): the checked run and every timed sample issue the same launch.
+  auto const launch = mh::prepare_stream_read(data.data(), bytes, plan, out.data());
+  launch(s.stream());
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
   auto const got = mh::collect_stream_sums(out.data(), blocks);
   auto v = exact(got.sum, mh::stream_pattern_sum(bytes), "checksum of every word read");
@@ -590,7 +592,7 @@ void stream_point(state& s, mh::stream_plan const& plan, double bytes_in_flight)
   }
   s.set_verification(v);
   s.add_bytes_read(static_cast<double>(bytes));
-  s.exec(mh::prepare_stream_read(data.data(), bytes, plan, out.data()));  // setup outside the timed samples
+  s.exec(launch);
   // Little's law: each SM keeps `bytes_in_flight` moving for one latency, so the rate is
   // SMs x bytes in flight / latency, until device memory's peak caps it.
   double const lat = dram_latency_ns(s, data.data(), bytes);
@@ -666,7 +668,9 @@ void intake_body(state& s) {
   device_buffer<std::uint32_t> data(bytes / 4), out(static_cast<std::size_t>(blocks));
   mh::fill_stream_pattern(data.data(), bytes / 4, s.stream());
   out.fill_bytes(0xFF);  // poisoned: a block that reports nothing fails the check
-  mh::intake_read(data.data(), p, out.data(), s.stream());
+  // Prepared once (checks, tensor map): the checked run and every timed sample issue the same launch.
+  auto const launch = mh::prepare_intake_read(data.data(), p, out.data());
+  launch(s.stream());
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream()));
   std::vector<std::uint32_t> got(static_cast<std::size_t>(blocks));
   MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), got.size() * 4, cudaMemcpyDeviceToHost));
@@ -677,7 +681,7 @@ void intake_body(state& s) {
                                                           " blocks' sums of the rows they read differ from the host's"));
   double const delivered = static_cast<double>(blocks) * p.steps * static_cast<double>(box_bytes);
   s.add_bytes_read(delivered);
-  s.exec(mh::prepare_intake_read(data.data(), p, out.data()));  // setup outside the timed samples
+  s.exec(launch);
   double const l2_reads = delivered / (p.multicast ? 2.0 : 1.0);
   s.set_extra("blocks", blocks);
   s.set_extra("stages", p.stages);

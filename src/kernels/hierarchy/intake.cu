@@ -210,15 +210,16 @@ std::function<void(cudaStream_t)> prepare_intake_read(std::uint32_t const* data,
   allow_smem(k, p.multicast);
   std::size_t const smem = ring_bytes(p);
   bool const multicast = p.multicast;
+  auto* const kernel = multicast ? intake_ring_kernel<true> : intake_ring_kernel<false>;
   // Everything above is done once; the launch below is all a timed sample holds.
-  return [a, map, blocks, smem, multicast](cudaStream_t stream) {
+  return [a, map, blocks, smem, multicast, kernel](cudaStream_t stream) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(blocks));
     cfg.blockDim = dim3(intake_threads);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
     cudaLaunchAttribute attr[1];
-    if (multicast) {
+    if (multicast) {  // 2-CTA clusters
       attr[0].id = cudaLaunchAttributeClusterDimension;
       attr[0].val.clusterDim.x = 2;
       attr[0].val.clusterDim.y = 1;
@@ -226,10 +227,7 @@ std::function<void(cudaStream_t)> prepare_intake_read(std::uint32_t const* data,
       cfg.attrs = attr;
       cfg.numAttrs = 1;
     }
-    if (multicast)
-      MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, intake_ring_kernel<true>, a, map));
-    else
-      MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, intake_ring_kernel<false>, a, map));
+    MEMLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, a, map));
     MEMLAB_CHECK_LAUNCH();
   };
 }
