@@ -1010,13 +1010,13 @@ memlab::bench::registrar const reg_cluster_survey{[] {
 
 // Few tiles with m > 128 (docs/tc-gemm.md, "Session 31"): rung 6 runs them by its wave count on
 // 2-CTA clusters; rung 5, where its 128 x 128 tiles fill at most half the SMs, runs a 64 x 64,
-// 128 x 64 or 64 x 128 tile a CTA or splits K inside a cluster (split_k.hpp, plan_persistent). Each beside the
+// 128 x 64, 64 x 96 or 64 x 128 tile a CTA or splits K inside a cluster (split_k.hpp, plan_persistent). Each beside the
 // library's choice, every row paired with cuBLAS.
 memlab::bench::registrar const reg_few_tiles{[] {
   using namespace memlab::bench;
   experiment e = cluster_experiment(
       {"gemm.tc_few_tiles",
-       "Tensor-core GEMM at few tiles (m > 128): rung 5's few-tile grids (64x64, 128x64 or 64x128 tiles a CTA, split-K) against rung 6's kernels",
+       "Tensor-core GEMM at few tiles (m > 128): rung 5's few-tile grids (64x64, 128x64, 64x96 or 64x128 tiles a CTA, split-K) against rung 6's kernels",
        {"automatic", "persistent", "cluster"},
        {"256", "384", "512", "768", "1024", "1280", "256x1024x4096", "256x2048x4096", "256x4096x4096", "256x4096x1024",
         "512x1024x4096", "512x2048x4096", "512x2048x2048", "768x1024x4096", "1024x1024x4096", "1024x1024x8192",
@@ -1025,14 +1025,16 @@ memlab::bench::registrar const reg_few_tiles{[] {
         "256x2048x1024", "256x2048x2048", "512x1024x1024", "512x1024x2048", "256x1024x1024", "256x1024x2048",
         "1024x1024x1536", "1024x1024x2048", "1024x1024x3072", "256x4096x2048", "256x4096x3072",
         // tiles enough that rung 5 does not split: the rule should not move here
-        "1536", "1024x4096x4096", "512x4096x4096"},
+        "1536", "1024x4096x4096", "512x4096x4096",
+        // m = 128 decode batches with long k: 64 x 96 tiles a CTA (five) and 64 x 128 (the control)
+        "128x5120x8192", "128x6144x8192", "128x4608x8192", "128x5120x16384", "128x6144x28672", "128x8192x8192"},
        "n (a cube) or m x n x k, A m x k row-major, B stored n x k: shapes whose 128 x 128 tiles fill at most half an H100's "
-       "SMs (m > 128, so rung 6 may run), and three with more tiles",
+       "SMs (m > 128, so rung 6 may run), three with more tiles, and six m = 128 decode batches with long k",
        "Which rung runs 1024^3 fastest?",
        "1024",
        "Where a problem has few tiles, rung 6 (2-CTA clusters, one operand multicast) runs them one per CTA with the whole k, and "
        "most SMs idle; where its 128 x 64 pairs fit one wave it runs those (pairs along N sharing A). Rung 5 instead runs a "
-       "64 x 64, 128 x 64 or 64 x 128 tile a CTA, or splits K over the CTAs of a cluster (2-8 a tile, 128 x 128, 128 x 64 or 64 x 64 "
+       "64 x 64, 128 x 64, 64 x 96 or 64 x 128 tile a CTA, or splits K over the CTAs of a cluster (2-8 a tile, 128 x 128, 128 x 64 or 64 x 64 "
        "tiles, partial sums added through distributed shared memory). Each row is the library's choice (automatic), rung 5 or "
        "rung 6 named, or one of rung 6's cooperative tiles forced; extra.kernel names the grid a row ran.",
        "gemm_tc_few_tiles.png",
@@ -1040,8 +1042,8 @@ memlab::bench::registrar const reg_few_tiles{[] {
   e.axes.front() = variant_axis({"automatic", "persistent", "cluster", "coop128x128", "coop128x256", "coop128x64"},
                                 {"automatic", "persistent", "cluster"});
   e.describe_axis("variant", "",
-                  "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its 64x64, 128x64 or "
-                  "64x128 tiles a CTA or its split-K where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule "
+                  "automatic: the library's choice (extra.kernel names the rung); persistent: rung 5 (its 64x64, 128x64, "
+                  "64x96 or 64x128 tiles a CTA or its split-K where its 128x128 tiles fill at most half the SMs); cluster: rung 6 by its rule "
                   "(128x64 pairs where they fit one wave); "
                   "coop128x128, coop128x256: rung 6's cooperative kernel at one tile forced; coop128x64: the same on 128x64 tiles, "
                   "pairs along N sharing A");

@@ -204,8 +204,16 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
   EXPECT_EQ(grid(1024, 1024, 4160), (std::pair{g::tiles_64x128, 1u}));
   EXPECT_EQ(grid(128, 8192, 4096), (std::pair{g::tiles_128x64, 1u}));
   EXPECT_EQ(grid(128, 8192, 28672), (std::pair{g::tiles_64x128, 1u}));  // 128 tiles: 64 of B's columns twice
-  EXPECT_EQ(grid(128, 5120, 8192), (std::pair{g::tiles_64x128, 1u}));   // 80 tiles
-  EXPECT_EQ(grid(65, 4225, 4097), (std::pair{g::tiles_64x128, 1u}));    // 68 tiles: the GPU test's case
+  EXPECT_EQ(grid(65, 8321, 4097), (std::pair{g::tiles_64x128, 1u}));   // 132 tiles (174 of 64 x 96): the GPU test's case
+  // 64 x 96 tiles where they too make one wave and are more (session 38): cuBLAS's layout there.
+  EXPECT_EQ(grid(128, 5120, 8192), (std::pair{g::tiles_64x96, 1u}));    // 108 tiles, against 80 of 64 x 128
+  EXPECT_EQ(grid(128, 6144, 8192), (std::pair{g::tiles_64x96, 1u}));    // 128, against 96
+  EXPECT_EQ(grid(256, 3072, 8192), (std::pair{g::tiles_64x96, 1u}));    // 128, against 96
+  EXPECT_EQ(grid(65, 4225, 4097), (std::pair{g::tiles_64x96, 1u}));     // 90, against 68: the GPU test's case
+  EXPECT_EQ(grid(128, 8192, 8192), (std::pair{g::tiles_64x128, 1u}));   // 172 tiles of 64 x 96: not one wave
+  // B stored k x n: its MN-major boxes are 64 columns wide, so 64 x 128 stays.
+  EXPECT_EQ(plan_persistent(128, 5120, 128, 132, plenty, true).grid, g::tiles_64x128);
+  EXPECT_EQ(plan_persistent(65, 4225, 65, 132, plenty, true).grid, g::tiles_64x128);
   // 64 x 128 tiles that would fill only half the SMs keep the 128 x 128 split: on a device with no
   // room for clusters of the 64-wide grids, 128 x 2048 splits its 16 tiles eight ways.
   auto no64 = [](int bn, unsigned) { return bn == 64 ? 0 : 1000; };

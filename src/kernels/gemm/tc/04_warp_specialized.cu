@@ -15,8 +15,10 @@
 // SMs), rung 5 instead takes 64 x 64 tiles, one per CTA with a single consumer warpgroup,
 // where those make one wave over more than half the SMs. Otherwise it splits K inside a
 // cluster, on 128 x 64 tiles where those still leave room for a split (or 64 x 64 where those
-// run more CTAs), or runs one 128 x 64 tile a CTA (k up to 64 k-blocks) or one 64 x 128 tile a
-// CTA (longer k), else splits 128 x 128 tiles (split_k.hpp, plan_persistent). In a split the
+// run more CTAs), or runs one 128 x 64 tile a CTA (k up to 64 k-blocks) or one 64 x 96 or
+// 64 x 128 tile a CTA (longer k; 64 x 96 where its tiles make one wave over more than half the
+// SMs and outnumber 64 x 128's, B K-major), else splits 128 x 128 tiles (split_k.hpp,
+// plan_persistent). In a split the
 // S CTAs of a cluster (S = 2, 4 or 8) take the same tile and every S-th k-block (CTA r: r,
 // r + S, ...), park their FP32 partial tiles in their own shared memory (the drained stage
 // slots), and after a cluster barrier CTA r sums rows [r BM/S, (r + 1) BM/S) of all S
@@ -282,10 +284,11 @@ int split_k_max_clusters(unsigned splits) {
 /// the same shared memory (192 KB of slots) and fewer threads (256 against 384), so the device holds
 /// at least as many of its clusters, and the plan never splits it into more than run at once.
 template <class In>
-persistent_plan persistent_plan_for(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
+persistent_plan persistent_plan_for(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count, bool b_kn = false) {
   constexpr int bk = operand_traits<In>::k_block;
-  return plan_persistent(m, n, static_cast<int>((k + bk - 1) / bk), sm_count,
-                         [](int bn, unsigned s) { return bn == 64 ? split_k_max_clusters<In, 64>(s) : split_k_max_clusters<In, 128>(s); });
+  return plan_persistent(
+      m, n, static_cast<int>((k + bk - 1) / bk), sm_count,
+      [](int bn, unsigned s) { return bn == 64 ? split_k_max_clusters<In, 64>(s) : split_k_max_clusters<In, 128>(s); }, b_kn);
 }
 
 }  // namespace
@@ -297,13 +300,17 @@ void launch_warp_specialized(problem const& p, cudaStream_t st) {
 
 template <class In>
 void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
-  persistent_plan const plan = persistent_plan_for<In>(p.m, p.n, p.k, sm_count);
+  persistent_plan const plan = persistent_plan_for<In>(p.m, p.n, p.k, sm_count, b_stored_kn(p));
   switch (plan.grid) {
     case persistent_grid::tiles_64x64: launch_ws<In, 64, ws_mode::one_tile, 64>(p, st, sm_count); return;
     case persistent_grid::split_128x64: launch_ws<In, 64, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::split_64x64: launch_ws<In, 64, ws_mode::split_k, 64>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x64: launch_ws<In, 64, ws_mode::one_tile>(p, st, sm_count); return;
     case persistent_grid::tiles_64x128: launch_ws<In, 128, ws_mode::one_tile, 64>(p, st, sm_count); return;
+    case persistent_grid::tiles_64x96:  // B K-major only: the plan keeps 64 x 128 for B stored k x n
+      MEMLAB_EXPECTS(!b_stored_kn(p), "rung 5: 64 x 96 tiles read B K-major only");
+      launch_ws_layout<In, 96, ws_mode::one_tile, 64, false>(p, st, sm_count, 1);
+      return;
     case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
     case persistent_grid::tiles_128x128: launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count); return;
@@ -311,8 +318,8 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
 }
 
 template <class In>
-std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
-  persistent_plan const plan = persistent_plan_for<In>(m, n, k, sm_count);
+std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count, bool b_kn) {
+  persistent_plan const plan = persistent_plan_for<In>(m, n, k, sm_count, b_kn);
   std::string const s = std::to_string(plan.splits);
   switch (plan.grid) {
     case persistent_grid::tiles_64x64: return "64x64, a tile a CTA";
@@ -320,6 +327,7 @@ std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t 
     case persistent_grid::split_64x64: return "64x64, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x64: return "128x64, a tile a CTA";
     case persistent_grid::tiles_64x128: return "64x128, a tile a CTA";
+    case persistent_grid::tiles_64x96: return "64x96, a tile a CTA";
     case persistent_grid::split_128x128: return "128x128, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x256: return "persistent 128x256";
     case persistent_grid::tiles_128x128: return "persistent 128x128";
@@ -335,8 +343,8 @@ template void launch_persistent<__half>(problem const&, cudaStream_t, int);
 template void launch_persistent<__nv_bfloat16>(problem const&, cudaStream_t, int);
 template void launch_warp_specialized<__nv_fp8_e4m3>(problem const&, cudaStream_t);
 template void launch_persistent<__nv_fp8_e4m3>(problem const&, cudaStream_t, int);
-template std::string persistent_kernel_name<__half>(std::int64_t, std::int64_t, std::int64_t, int);
-template std::string persistent_kernel_name<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int);
-template std::string persistent_kernel_name<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int);
+template std::string persistent_kernel_name<__half>(std::int64_t, std::int64_t, std::int64_t, int, bool);
+template std::string persistent_kernel_name<__nv_bfloat16>(std::int64_t, std::int64_t, std::int64_t, int, bool);
+template std::string persistent_kernel_name<__nv_fp8_e4m3>(std::int64_t, std::int64_t, std::int64_t, int, bool);
 
 }  // namespace memlab::detail::gemm_tc

@@ -181,7 +181,8 @@ bool persistent_first(gemm_tc_shape const& s, gemm_tc_target const& t) {
   if (s.input == gemm_tc_input::e4m3) return false;  // FP8 few-tile shapes were not measured
   int const nk = static_cast<int>((s.k + 63) / 64);
   persistent_plan const plan =
-      plan_persistent(s.m, s.n, nk, t.sm_count, [](int, unsigned) { return std::numeric_limits<int>::max(); });
+      plan_persistent(s.m, s.n, nk, t.sm_count, [](int, unsigned) { return std::numeric_limits<int>::max(); },
+                      s.op_b == gemm_op::n);  // B stored k x n: rung 5 reads it in place
   return persistent_takes_few_tiles(plan, nk);
 }
 

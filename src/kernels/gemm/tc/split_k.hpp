@@ -32,10 +32,11 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
 }
 
 /// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
-/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64, 128 x 64 or 64 x 128 tile a CTA or
+/// the 128 x 128 tiles fill at most half the SMs, one 64 x 64, 128 x 64, 64 x 96 or 64 x 128 tile a CTA or
 /// split-K inside a cluster on 128 x 64, 128 x 128 or 64 x 64 tiles.
 enum class persistent_grid : int {
-  tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64, tiles_64x128
+  tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64, tiles_64x128,
+  tiles_64x96
 };
 
 struct persistent_plan {
@@ -70,9 +71,15 @@ constexpr int one_tile_128x64_max_kblocks = 64;
 ///    cuBLAS's own pick there (128 x 64 tiles in its column-major terms). It reads 1.5x the split's
 ///    bytes through L2 (24 KB a k-block against 32 KB every other one), which k <= 64 k-blocks does
 ///    not repay: 128 x 64 tiles a CTA stay faster there (128x8192x4096: 27.6 against 28.5 us, H100).
+///    64 x 96 tiles a CTA (session 38) take the place of 64 x 128 where they too make one wave over
+///    more than half the SMs and are more tiles: cuBLAS's own layout at 128x5120x8192 and
+///    128x6144x8192 (96 x 64 in its column-major terms, 108 and 128 CTAs where 64 x 128 runs 80 and
+///    96), which the 64 x 128 grid ran at 0.79-0.95 of it. Not where B is stored k x n (`b_kn`):
+///    its MN-major boxes are 64 columns wide, so 64 x 128 tiles stay.
 ///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles, else 128 x 128.
 template <class MaxClusters>
-persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_count, MaxClusters&& max_clusters) {
+persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_count, MaxClusters&& max_clusters,
+                                bool b_kn = false) {
   std::int64_t const tiles_m = (m + 127) / 128;
   if (unsigned const splits = split_k_splits(tiles_m * ((n + 127) / 128), nk, sm_count, [&](unsigned s) { return max_clusters(128, s); });
       splits > 1) {
@@ -85,8 +92,12 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
       return {persistent_grid::split_64x64, s6464};
     if (s64 > 1) return {persistent_grid::split_128x64, s64};
     if (nk <= one_tile_128x64_max_kblocks && tiles_128x64 <= sm_count) return {persistent_grid::tiles_128x64, 1};
-    if (std::int64_t const tiles_64x128 = ((m + 63) / 64) * ((n + 127) / 128); 2 * tiles_64x128 > sm_count && tiles_64x128 <= sm_count)
-      return {persistent_grid::tiles_64x128, 1};
+    // 64 x 96 where its tiles still make one wave and are more than 64 x 128's: more SMs read B.
+    std::int64_t const tiles_64x128 = ((m + 63) / 64) * ((n + 127) / 128);
+    if (std::int64_t const tiles_64x96 = ((m + 63) / 64) * ((n + 95) / 96);
+        !b_kn && 2 * tiles_64x96 > sm_count && tiles_64x96 <= sm_count && tiles_64x96 > tiles_64x128)
+      return {persistent_grid::tiles_64x96, 1};
+    if (2 * tiles_64x128 > sm_count && tiles_64x128 <= sm_count) return {persistent_grid::tiles_64x128, 1};
     return {persistent_grid::split_128x128, splits};
   }
   return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
@@ -108,6 +119,9 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 ///  - 64 x 128 tiles a CTA (session 37; only past 64 k-blocks, where it replaced the 128 x 128 split):
 ///    0.84-0.97 of the split's time at 1024x1024x8192 and 256x3072x8192 (128 k-blocks), so at least
 ///    the split's count;
+///  - 64 x 96 tiles a CTA (session 38): where it replaces 64 x 128 (more tiles, one wave), 2.8-8% less
+///    time than 64 x 128 at 128x{4608,5120,6144}x8192, 256x3072x8192 and longer k (H100), so 64 x
+///    128's count;
 ///  - the 64 x 64 split in two (session 32, H100: 256x1024x{1024,2048,4096}, where the 128 x 64
 ///    split ran in two): 0.75, 0.56 and 0.44 of rung 6's cooperative 128 x 128 kernel with 16, 32 and
 ///    64 k-blocks, 0.86-0.88 of its own 128 x 64 split's time; 0.93 at 512^3 (8 k-blocks), where rung
@@ -119,7 +133,7 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
 /// 132 SMs, so in two.
 struct few_tile_min_kblocks {
   static constexpr int tiles_64x64 = 16, split_128x64 = 16, tiles_128x64 = 12, split_128x128 = 32, split_64x64 = 16,
-                       tiles_64x128 = 32;
+                       tiles_64x128 = 32, tiles_64x96 = 32;
 };
 inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
   switch (plan.grid) {
@@ -129,6 +143,7 @@ inline bool persistent_takes_few_tiles(persistent_plan const& plan, int nk) {
     case persistent_grid::split_128x128: return nk >= few_tile_min_kblocks::split_128x128;
     case persistent_grid::split_64x64: return nk >= few_tile_min_kblocks::split_64x64;
     case persistent_grid::tiles_64x128: return nk >= few_tile_min_kblocks::tiles_64x128;
+    case persistent_grid::tiles_64x96: return nk >= few_tile_min_kblocks::tiles_64x96;
     default: return false;
   }
 }

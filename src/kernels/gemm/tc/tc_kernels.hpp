@@ -24,7 +24,9 @@ template <class In> void launch_persistent(problem const& p, cudaStream_t st, in
 /// What rung 5 runs for an m x n x k problem of In on the current device (split_k.hpp's
 /// plan_persistent), as a record's row names it: "persistent 128x256", "64x64, a tile a CTA",
 /// "128x128, K split 2 ways in a cluster", ...
-template <class In> std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count);
+/// `b_kn`: B stored k x n (rung 5 reads it in place, and keeps 64 x 128 tiles where K-major B takes 64 x 96).
+template <class In>
+std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count, bool b_kn = false);
 template <class In> void launch_cluster(problem const& p, cudaStream_t st);
 /// Whether the problem's B is stored k x n (op_b = n: gemm_tc_unavailable lets rungs 4-6 take it
 /// for BF16 and FP16 only), so that the kernel reads it MN-major (wgmma's transposed B): rungs 4
