@@ -1016,7 +1016,7 @@ memlab::bench::registrar const reg_few_tiles{[] {
   using namespace memlab::bench;
   experiment e = cluster_experiment(
       {"gemm.tc_few_tiles",
-       "Tensor-core GEMM at few tiles (m > 128): rung 5's few-tile grids (64x64, 128x64, 64x96 or 64x128 tiles a CTA, split-K) against rung 6's kernels",
+       "Tensor-core GEMM at few tiles (m > 128, and six m = 128 decode batches with long k): rung 5's few-tile grids (64x64, 128x64, 64x96 or 64x128 tiles a CTA, split-K) against rung 6's kernels",
        {"automatic", "persistent", "cluster"},
        {"256", "384", "512", "768", "1024", "1280", "256x1024x4096", "256x2048x4096", "256x4096x4096", "256x4096x1024",
         "512x1024x4096", "512x2048x4096", "512x2048x2048", "768x1024x4096", "1024x1024x4096", "1024x1024x8192",
@@ -1056,6 +1056,45 @@ memlab::bench::registrar const reg_few_tiles{[] {
     run_dtype(s, forced ? gemm_tc_rung::cluster : gemm_tc_rung_from_name(v), point_shape(s), false);
   };
   e.prose.look_for = "The automatic row should be the fastest of its shape or within the noise of it.";
+  return e;
+}()};
+
+// Decode batches (the issue's "m = 128 decode batches" target, docs/tc-gemm.md, "Session 39"): m = 128
+// tokens times each projection of four open models' layers, the weights (B, n x k) streamed from DRAM
+// as in gemm.tc_ladder. The library's choice (rung 5's few-tile grids on sm_90a) beside rung 2, what an
+// A100, RTX or L4 runs, every row paired with cuBLAS (cublasLt's FP8 GEMM for E4M3).
+memlab::bench::registrar const reg_decode{[] {
+  using namespace memlab::bench;
+  experiment e = cluster_experiment(
+      {"gemm.tc_decode",
+       "Tensor-core GEMM on decode batches: 128 tokens times each weight matrix of a Llama-2 7B/13B or Llama-3 8B/70B "
+       "layer, the library's choice beside rung 2",
+       {"automatic"},
+       {// Llama-3 8B: q/k/v fused, o, gate (or up), down
+        "128x6144x4096", "128x4096x4096", "128x14336x4096", "128x4096x14336",
+        // Llama-2 7B: q/k/v fused, up, down
+        "128x12288x4096", "128x11008x4096", "128x4096x11008",
+        // Llama-2 13B: q/k/v fused, o, up, down
+        "128x15360x5120", "128x5120x5120", "128x13824x5120", "128x5120x13824",
+        // Llama-3 70B: q/k/v fused, o, up, down
+        "128x10240x8192", "128x8192x8192", "128x28672x8192", "128x8192x28672"},
+       "m x n x k, A m x k row-major (128 tokens), B stored n x k (the layer's weights, out x in, streamed from DRAM: "
+       "params.b_copies, timing.cache)",
+       "How close to cuBLAS is the library on Llama-3 70B's down projection for 128 tokens?",
+       "128x8192x28672",
+       "A decode step multiplies a few tokens' activations by every weight matrix of the model, once: the weights come "
+       "from DRAM and the 128 x n outputs make few tiles, so the question is how many SMs read B at once and how "
+       "evenly. On sm_90a the library's choice (automatic) runs rung 5's few-tile grids (64 x 64, 128 x 64, 64 x 96 or "
+       "64 x 128 tiles a CTA, or K split over a cluster's CTAs; extra.kernel names it); rung 2 (mma_sync) splits K "
+       "over its 128 x 128 tiles.",
+       "gemm_tc_decode.png",
+       "Decode batches (m = 128): speed as a fraction of cuBLAS"});
+  e.axes.front() = variant_axis({"automatic", "mma_sync"}, {"automatic"});
+  e.describe_axis("variant", "",
+                  "automatic: the library's choice (extra.kernel names the rung and grid); mma_sync: rung 2, the Ampere/Ada "
+                  "default, K split by its rule");
+  e.body = [](state& s) { run_dtype(s, gemm_tc_rung_from_name(s.variant()), point_shape(s), false); };
+  e.prose.look_for = "Every automatic row at or above 0.95 of cuBLAS is the issue's target for m = 128 decode batches.";
   return e;
 }()};
 
