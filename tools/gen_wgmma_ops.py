@@ -45,7 +45,7 @@ def op(n, ptx_type, name, k=16):
     lines.append("}")
     return "\n".join(lines) + "\n"
 
-SHAPES = (64, 96, 128, 144, 152, 160, 176, 192, 256)
+SHAPES = (64, 96, 112, 128, 144, 152, 160, 176, 192, 256)
 
 def dispatch():
     lines = ["/// D (64 x N, FP32) += A (64 x K) * B (K x N) over one 32-byte slice of K: K = 16 for In =",

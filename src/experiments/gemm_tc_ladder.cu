@@ -1084,9 +1084,10 @@ memlab::bench::registrar const reg_decode{[] {
        "128x8192x28672",
        "A decode step multiplies a few tokens' activations by every weight matrix of the model, once: the weights come "
        "from DRAM and the 128 x n outputs make few tiles, so the question is how many SMs read B at once and how "
-       "evenly. On sm_90a the library's choice (automatic) runs rung 5's few-tile grids (64 x 64, 128 x 64, 64 x 96 or "
-       "64 x 128 tiles a CTA, or K split over a cluster's CTAs; extra.kernel names it); rung 2 (mma_sync) splits K "
-       "over its 128 x 128 tiles.",
+       "evenly. On sm_90a the library's choice (automatic) runs rung 5: its few-tile grids (64 x 64, 128 x 64, 64 x 96 "
+       "or 64 x 128 tiles a CTA, or K split over a cluster's CTAs) where its 128 x 128 tiles fill at most half the "
+       "SMs, else persistent 128 x 96, 128 x 112 or 128 x 128 tiles, the width of fewest waves times width "
+       "(extra.kernel names it); rung 2 (mma_sync) splits K over its 128 x 128 tiles.",
        "gemm_tc_decode.png",
        "Decode batches (m = 128): speed as a fraction of cuBLAS"});
   e.axes.front() = variant_axis({"automatic", "mma_sync"}, {"automatic"});

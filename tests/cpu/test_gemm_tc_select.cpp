@@ -211,6 +211,20 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
   EXPECT_EQ(grid(256, 3072, 8192), (std::pair{g::tiles_64x96, 1u}));    // 128, against 96
   EXPECT_EQ(grid(65, 4225, 4097), (std::pair{g::tiles_64x96, 1u}));     // 90, against 68: the GPU test's case
   EXPECT_EQ(grid(128, 8192, 8192), (std::pair{g::tiles_64x128, 1u}));   // 172 tiles of 64 x 96: not one wave
+  // One row of tiles over more than half the SMs (session 39): the width of fewest waves times width.
+  EXPECT_EQ(grid(128, 11008, 4096), (std::pair{g::tiles_128x96, 1u}));   // 115 tiles, against 99 and 86
+  EXPECT_EQ(grid(128, 12288, 4096), (std::pair{g::tiles_128x96, 1u}));   // 128
+  EXPECT_EQ(grid(128, 10240, 8192), (std::pair{g::tiles_128x96, 1u}));   // 107
+  EXPECT_EQ(grid(97, 11009, 2049), (std::pair{g::tiles_128x96, 1u}));    // 33 k-blocks: the GPU test's case
+  EXPECT_EQ(grid(128, 14336, 4096), (std::pair{g::tiles_128x112, 1u}));  // 128 tiles; 150 of 128 x 96: two waves
+  EXPECT_EQ(grid(128, 13824, 5120), (std::pair{g::tiles_128x112, 1u}));  // 124, against 108: the tie-break
+  EXPECT_EQ(grid(100, 14337, 2049), (std::pair{g::tiles_128x112, 1u}));  // 129
+  EXPECT_EQ(grid(128, 28672, 8192), (std::pair{g::tiles_128x112, 1u}));  // 256 tiles, 2 waves x 112 < 2 x 128 < 3 x 96
+  EXPECT_EQ(grid(65, 28673, 2049), (std::pair{g::tiles_128x112, 1u}));   // 257
+  EXPECT_EQ(grid(128, 15360, 5120), (std::pair{g::tiles_128x128, 1u}));  // 120; both narrower widths take two waves
+  EXPECT_EQ(grid(128, 11008, 1984), (std::pair{g::tiles_128x128, 1u}));  // 31 k-blocks: fewer than measured
+  EXPECT_EQ(grid(129, 11008, 4096), (std::pair{g::tiles_128x128, 1u}));  // two rows of tiles
+  EXPECT_EQ(plan_persistent(128, 11008, 64, 132, plenty, true).grid, g::tiles_128x128);  // B stored k x n
   // B stored k x n: its MN-major boxes are 64 columns wide, so 64 x 128 stays.
   EXPECT_EQ(plan_persistent(128, 5120, 128, 132, plenty, true).grid, g::tiles_64x128);
   EXPECT_EQ(plan_persistent(65, 4225, 65, 132, plenty, true).grid, g::tiles_64x128);

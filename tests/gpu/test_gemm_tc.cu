@@ -942,6 +942,50 @@ TEST(GemmTc, PersistentTilesOf64x96And64x128TakeLongKAlone) {
   EXPECT_TRUE(skipped.empty()) << skipped;
 }
 
+// Rung 5's persistent 128 x 96 and 128 x 112 tiles (split_k.hpp, plan_persistent; CPU-tested): one row of
+// tiles, more than half the SMs. 97x11009x2049 makes 115 tiles of 128 x 96 (one wave), the row of tiles 97
+// deep, the last column one wide, the last k-block one element deep; alpha and beta; BF16 into its own type,
+// FP16 into FP32, FP8 into BF16 (k = 4097: 33 k-blocks of 128), and B stored k x n with ld > row, which runs
+// 128 x 128. 100x14337x2049 makes 129 tiles of 128 x 112, and 65x28673x2049 257 of them: two waves, so each
+// CTA walks two tiles. Against the double-precision reference, at every size (the sanitizers run it). On a
+// device of 132 SMs the rows must name their grids.
+TEST(GemmTc, PersistentTilesOf128x96And128x112SpreadOneRowOfTiles) {
+  MEMLAB_REQUIRE_GPU();
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::persistent, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  case_t const base{97, 11009, 2049, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f};
+  case_t w112 = base;
+  w112.m = 100;
+  w112.n = 14337;
+  case_t two = base;
+  two.m = 65;
+  two.n = 28673;
+  namespace tc = memlab::detail::gemm_tc;
+  if (memlab::gemm_tc_current_target().sm_count == 132) {
+    EXPECT_EQ(tc::persistent_kernel_name<__nv_bfloat16>(base.m, base.n, base.k, 132), "persistent 128x96");
+    EXPECT_EQ(tc::persistent_kernel_name<e4m3>(base.m, base.n, 4097, 132), "persistent 128x96");
+    EXPECT_EQ(tc::persistent_kernel_name<__half>(base.m, base.n, base.k, 132, true), "persistent 128x128");  // B k x n
+    EXPECT_EQ(tc::persistent_kernel_name<__nv_bfloat16>(w112.m, w112.n, w112.k, 132), "persistent 128x112");
+    EXPECT_EQ(tc::persistent_kernel_name<__half>(two.m, two.n, two.k, 132), "persistent 128x112");
+  }
+  std::string skipped;
+  auto padded = [](case_t c, auto tag) {
+    pad_rows_to_16_bytes<decltype(tag)>(c);
+    return c;
+  };
+  check_case<__nv_bfloat16, __nv_bfloat16>(padded(base, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
+  check_case<__half, float>(padded(base, __half{}), gemm_tc_rung::persistent, skipped);
+  case_t kn = base;  // B stored k x n, its rows 24 elements longer than n
+  kn.ob = gemm_op::n;
+  kn.ldb_pad = 24;
+  check_case<__half, __half>(padded(kn, __half{}), gemm_tc_rung::persistent, skipped);
+  case_t f8 = base;
+  f8.k = 4097;
+  check_case<e4m3, __nv_bfloat16>(padded(f8, e4m3{}), gemm_tc_rung::persistent, skipped);
+  check_case<__nv_bfloat16, __nv_bfloat16>(padded(w112, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
+  check_case<__half, __half>(padded(two, __half{}), gemm_tc_rung::persistent, skipped);
+  EXPECT_TRUE(skipped.empty()) << skipped;
+}
+
 TEST(GemmTc, KZeroScalesC) {
   MEMLAB_REQUIRE_GPU();
   for (gemm_tc_rung r : {gemm_tc_rung::automatic, gemm_tc_rung::wmma, gemm_tc_rung::persistent, gemm_tc_rung::cluster}) {

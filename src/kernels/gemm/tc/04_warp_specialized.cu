@@ -314,6 +314,14 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
     case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
     case persistent_grid::tiles_128x128: launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count); return;
+    case persistent_grid::tiles_128x112:  // B K-major only, as 64 x 96
+      MEMLAB_EXPECTS(!b_stored_kn(p), "rung 5: 128 x 112 tiles read B K-major only");
+      launch_ws_layout<In, 112, ws_mode::persistent, 128, false>(p, st, sm_count, 1);
+      return;
+    case persistent_grid::tiles_128x96:
+      MEMLAB_EXPECTS(!b_stored_kn(p), "rung 5: 128 x 96 tiles read B K-major only");
+      launch_ws_layout<In, 96, ws_mode::persistent, 128, false>(p, st, sm_count, 1);
+      return;
   }
 }
 
@@ -331,6 +339,8 @@ std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t 
     case persistent_grid::split_128x128: return "128x128, K split " + s + " ways in a cluster";
     case persistent_grid::tiles_128x256: return "persistent 128x256";
     case persistent_grid::tiles_128x128: return "persistent 128x128";
+    case persistent_grid::tiles_128x112: return "persistent 128x112";
+    case persistent_grid::tiles_128x96: return "persistent 128x96";
   }
   return "?";
 }

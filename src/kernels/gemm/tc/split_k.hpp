@@ -31,12 +31,13 @@ inline bool persistent_wide_tiles(std::int64_t m, std::int64_t n, int sm_count) 
   return tiles256 >= 2 * static_cast<std::int64_t>(sm_count) || tiles256 % std::max(sm_count, 1) == 0;
 }
 
-/// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256 or 128 x 128 tiles, or, where
+/// Rung 5's grids (04_warp_specialized.cu): persistent over 128 x 256, 128 x 128, 128 x 112 or 128 x 96
+/// tiles (the last two for one row of tiles, m <= 128), or, where
 /// the 128 x 128 tiles fill at most half the SMs, one 64 x 64, 128 x 64, 64 x 96 or 64 x 128 tile a CTA or
 /// split-K inside a cluster on 128 x 64, 128 x 128 or 64 x 64 tiles.
 enum class persistent_grid : int {
   tiles_128x256, tiles_128x128, tiles_64x64, split_128x64, tiles_128x64, split_128x128, split_64x64, tiles_64x128,
-  tiles_64x96
+  tiles_64x96, tiles_128x96, tiles_128x112
 };
 
 struct persistent_plan {
@@ -49,6 +50,10 @@ struct persistent_plan {
 /// where each CTA reads 1.5x the split's bytes through L2: 24 KB a k-block against 32 KB every other
 /// one); H100, BF16, docs/tc-gemm.md, "Session 31".
 constexpr int one_tile_128x64_max_kblocks = 64;
+
+/// The fewest k-blocks for which one row of tiles takes 128 x 96 or 128 x 112 tiles (plan_persistent):
+/// the measured decode batches have 32 (FP8 at k = 4096) to 128; shorter k keeps 128 x 128.
+constexpr int narrow_tiles_min_kblocks = 32;
 
 /// Rung 5's grid for an m x n problem of `nk` k-blocks (launch_persistent runs it; the records name
 /// it). `max_clusters(bn, s)`: how many clusters of s split-K CTAs on 128 x bn tiles the device
@@ -76,7 +81,17 @@ constexpr int one_tile_128x64_max_kblocks = 64;
 ///    128x6144x8192 (96 x 64 in its column-major terms, 108 and 128 CTAs where 64 x 128 runs 80 and
 ///    96), which the 64 x 128 grid ran at 0.79-0.95 of it. Not where B is stored k x n (`b_kn`):
 ///    its MN-major boxes are 64 columns wide, so 64 x 128 tiles stay.
-///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles, else 128 x 128.
+///  - Else persistent, 128 x 256 tiles where persistent_wide_tiles. Else, with one row of tiles (m <=
+///    128, B K-major, at least narrow_tiles_min_kblocks) whose 128 x 128 tiles fill more than half the
+///    SMs, 128 x 96 or 128 x 112 tiles where they take fewer waves times tile width than 128 x 128
+///    (ties keep the wider): the same bytes of B spread over more SMs in one wave (128x11008x4096: 115
+///    CTAs against 86), or whole waves where 128 x 128 leaves the second part empty (128x28672x8192:
+///    256 tiles of 128 x 112, 1.94 waves, against 224 of 128 x 128, 1.70). Measured on the H200
+///    (session 39, BF16, docs/tc-gemm.md), time against 128 x 128: 128x11008x4096 0.954 (128 x 96),
+///    128x12288x4096 0.944, 128x10240x8192 0.912, 128x14336x4096 0.963 (128 x 112), 128x13824x5120
+///    level (128 x 112), 128x28672x8192 0.957 (128 x 112); where both narrower widths need another wave
+///    (128x15360x5120) they ran 1.3-1.5x slower, and 128 x 128 stays.
+///  - Else persistent 128 x 128.
 template <class MaxClusters>
 persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_count, MaxClusters&& max_clusters,
                                 bool b_kn = false) {
@@ -100,7 +115,16 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
     if (2 * tiles_64x128 > sm_count && tiles_64x128 <= sm_count) return {persistent_grid::tiles_64x128, 1};
     return {persistent_grid::split_128x128, splits};
   }
-  return {persistent_wide_tiles(m, n, sm_count) ? persistent_grid::tiles_128x256 : persistent_grid::tiles_128x128, 1};
+  if (persistent_wide_tiles(m, n, sm_count)) return {persistent_grid::tiles_128x256, 1};
+  // One row of tiles (m <= 128, a decode batch) over more than half the SMs: the tile width of the
+  // fewest waves times width (session 39).
+  if (int const sms = std::max(sm_count, 1);
+      tiles_m == 1 && !b_kn && nk >= narrow_tiles_min_kblocks && 2 * ((n + 127) / 128) > sms) {
+    auto cost = [&](int bn) { return ((n + bn - 1) / bn + sms - 1) / sms * bn; };
+    if (cost(96) < cost(112) && cost(96) < cost(128)) return {persistent_grid::tiles_128x96, 1};
+    if (cost(112) < cost(128)) return {persistent_grid::tiles_128x112, 1};
+  }
+  return {persistent_grid::tiles_128x128, 1};
 }
 
 /// Whether `automatic` runs a problem with m > 128 on rung 5 rather than rung 6: where rung 5's plan
