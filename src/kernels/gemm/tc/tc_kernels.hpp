@@ -24,7 +24,8 @@ template <class In> void launch_persistent(problem const& p, cudaStream_t st, in
 /// What rung 5 runs for an m x n x k problem of In on the current device (split_k.hpp's
 /// plan_persistent), as a record's row names it: "persistent 128x256", "64x64, a tile a CTA",
 /// "128x128, K split 2 ways in a cluster", ...
-/// `b_kn`: B stored k x n (rung 5 reads it in place, and keeps 64 x 128 tiles where K-major B takes 64 x 96).
+/// `b_kn`: B stored k x n (rung 5 reads it in place, and keeps 64 x 128 and 128 x 128 tiles where K-major B
+/// takes 64 x 96, 128 x 96 or 128 x 112: its MN-major boxes are 64 columns wide).
 template <class In>
 std::string persistent_kernel_name(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count, bool b_kn = false);
 template <class In> void launch_cluster(problem const& p, cudaStream_t st);
