@@ -899,6 +899,27 @@ TEST(GemmTc, FewTilesRunOnRungFiveWhereItsGridsAreFaster) {
   if (target.sm_count == 132) EXPECT_EQ(on_rung5, rung5_expected);
 }
 
+// The persistent rung at one shape in the four ways a grid's tests take it, each with rows padded to 16
+// bytes: BF16 into BF16, FP16 into FP32, B stored k x n (FP16, its rows 24 elements longer than n), and
+// FP8 into BF16 at `f8_k` (FP8's k-blocks are 128 elements, so it needs a longer k for as many).
+void check_persistent_four_ways(case_t const& base, std::int64_t f8_k, std::string& skipped) {
+  case_t c = base;
+  pad_rows_to_16_bytes<__nv_bfloat16>(c);
+  check_case<__nv_bfloat16, __nv_bfloat16>(c, gemm_tc_rung::persistent, skipped);
+  c = base;
+  pad_rows_to_16_bytes<__half>(c);
+  check_case<__half, float>(c, gemm_tc_rung::persistent, skipped);
+  c = base;
+  c.ob = gemm_op::n;
+  c.ldb_pad = 24;
+  pad_rows_to_16_bytes<__half>(c);
+  check_case<__half, __half>(c, gemm_tc_rung::persistent, skipped);
+  c = base;
+  c.k = f8_k;
+  pad_rows_to_16_bytes<e4m3>(c);
+  check_case<e4m3, __nv_bfloat16>(c, gemm_tc_rung::persistent, skipped);
+}
+
 // Rung 5's 64 x 96 and 64 x 128 tiles a CTA (one consumer warpgroup, the whole k, no reduction),
 // the grids of few tiles with long k (split_k.hpp, plan_persistent; CPU-tested). 65x4225x4097 makes 90
 // tiles of 64 x 96 (68 of 64 x 128, so 64 x 96 runs), the second row of tiles one row deep, the last
@@ -922,23 +943,11 @@ TEST(GemmTc, PersistentTilesOf64x96And64x128TakeLongKAlone) {
     EXPECT_EQ(tc::persistent_kernel_name<__half>(base.m, base.n, base.k, 132, true), "64x128, a tile a CTA");  // B k x n
   }
   std::string skipped;
-  auto padded = [](case_t c, auto tag) {
-    pad_rows_to_16_bytes<decltype(tag)>(c);
-    return c;
-  };
-  check_case<__nv_bfloat16, __nv_bfloat16>(padded(base, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
-  check_case<__half, float>(padded(base, __half{}), gemm_tc_rung::persistent, skipped);
-  case_t kn = base;  // B stored k x n, its rows 24 elements longer than n
-  kn.ob = gemm_op::n;
-  kn.ldb_pad = 24;
-  check_case<__half, __half>(padded(kn, __half{}), gemm_tc_rung::persistent, skipped);
-  // FP8: 128-element k-blocks, so k = 8200 (64 whole ones and 8 elements) to pass 64 k-blocks.
-  case_t f8 = base;
-  f8.k = 8200;
-  check_case<e4m3, __nv_bfloat16>(padded(f8, e4m3{}), gemm_tc_rung::persistent, skipped);
+  check_persistent_four_ways(base, 8200, skipped);  // FP8: 64 whole k-blocks and 8 elements
   // 64 x 128 in BF16 alone: its host reference is twice the others' (session 38's call F spent more
   // than 100 s on this test with all four types at both shapes).
-  check_case<__nv_bfloat16, __nv_bfloat16>(padded(wide, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
+  pad_rows_to_16_bytes<__nv_bfloat16>(wide);
+  check_case<__nv_bfloat16, __nv_bfloat16>(wide, gemm_tc_rung::persistent, skipped);
   EXPECT_TRUE(skipped.empty()) << skipped;
 }
 
@@ -968,21 +977,11 @@ TEST(GemmTc, PersistentTilesOf128x96And128x112SpreadOneRowOfTiles) {
     EXPECT_EQ(tc::persistent_kernel_name<__half>(two.m, two.n, two.k, 132), "persistent 128x112");
   }
   std::string skipped;
-  auto padded = [](case_t c, auto tag) {
-    pad_rows_to_16_bytes<decltype(tag)>(c);
-    return c;
-  };
-  check_case<__nv_bfloat16, __nv_bfloat16>(padded(base, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
-  check_case<__half, float>(padded(base, __half{}), gemm_tc_rung::persistent, skipped);
-  case_t kn = base;  // B stored k x n, its rows 24 elements longer than n
-  kn.ob = gemm_op::n;
-  kn.ldb_pad = 24;
-  check_case<__half, __half>(padded(kn, __half{}), gemm_tc_rung::persistent, skipped);
-  case_t f8 = base;
-  f8.k = 4097;
-  check_case<e4m3, __nv_bfloat16>(padded(f8, e4m3{}), gemm_tc_rung::persistent, skipped);
-  check_case<__nv_bfloat16, __nv_bfloat16>(padded(w112, __nv_bfloat16{}), gemm_tc_rung::persistent, skipped);
-  check_case<__half, __half>(padded(two, __half{}), gemm_tc_rung::persistent, skipped);
+  check_persistent_four_ways(base, 4097, skipped);  // FP8: 32 whole k-blocks and 1 element
+  pad_rows_to_16_bytes<__nv_bfloat16>(w112);
+  check_case<__nv_bfloat16, __nv_bfloat16>(w112, gemm_tc_rung::persistent, skipped);
+  pad_rows_to_16_bytes<__half>(two);
+  check_case<__half, __half>(two, gemm_tc_rung::persistent, skipped);
   EXPECT_TRUE(skipped.empty()) << skipped;
 }
 
