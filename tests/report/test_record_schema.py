@@ -10,6 +10,7 @@ so the fixtures cannot drift from the experiments.
 """
 import glob
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -44,6 +45,10 @@ def problems(doc):
             for e in sorted(VALIDATOR.iter_errors(doc), key=lambda e: list(e.absolute_path))]
 
 
+def problems_of_file(path):
+    return problems(load(path))
+
+
 class schema_test(unittest.TestCase):
     def test_schema_is_a_valid_schema(self):
         jsonschema.Draft202012Validator.check_schema(SCHEMA)
@@ -52,9 +57,12 @@ class schema_test(unittest.TestCase):
         files = sorted(glob.glob(os.path.join(SOURCE, "results", "**", "*.json"), recursive=True) +
                        glob.glob(os.path.join(SOURCE, "tests", "data", "synthetic_*.json")))
         self.assertGreaterEqual(len(files), 4, "no records found under results/ and tests/data/")
-        for path in files:
+        # One process a core: the records are hundreds of megabytes of JSON, and CI has two cores.
+        with multiprocessing.Pool(max(1, min(len(os.sched_getaffinity(0)), 8))) as pool:
+            found = pool.map(problems_of_file, files, chunksize=4)
+        for path, errors in zip(files, found):
             with self.subTest(record=os.path.relpath(path, SOURCE)):
-                self.assertEqual(problems(load(path)), [])
+                self.assertEqual(errors, [])
 
     def test_reference_record_is_format_2(self):
         # The report of the committed reference run draws its plots from declarations.
