@@ -245,13 +245,17 @@ void launch_ws_layout(problem const& p, cudaStream_t st, int sm_count, unsigned 
   MEMLAB_CHECK_LAUNCH();
 }
 
-/// launch_ws_layout for B as the problem stores it: K-major, or k x n (16-bit inputs only).
+/// launch_ws_layout for B as the problem stores it: K-major, or k x n (16-bit inputs only, and tiles a
+/// multiple of 64 wide: B's MN-major boxes are 64 columns; the plan keeps narrower grids off it).
 template <class In, int BN, ws_mode Mode, int BM = 128>
 void launch_ws(problem const& p, cudaStream_t st, int sm_count, unsigned splits = 1) {
   if constexpr (sizeof(In) == 2) {
     if (b_stored_kn(p)) {
-      launch_ws_layout<In, BN, Mode, BM, true>(p, st, sm_count, splits);
-      return;
+      MEMLAB_EXPECTS(BN % 64 == 0, "rung 5: B stored k x n takes tiles a multiple of 64 wide");
+      if constexpr (BN % 64 == 0) {
+        launch_ws_layout<In, BN, Mode, BM, true>(p, st, sm_count, splits);
+        return;
+      }
     }
   }
   launch_ws_layout<In, BN, Mode, BM, false>(p, st, sm_count, splits);
@@ -307,21 +311,12 @@ void launch_persistent(problem const& p, cudaStream_t st, int sm_count) {
     case persistent_grid::split_64x64: launch_ws<In, 64, ws_mode::split_k, 64>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x64: launch_ws<In, 64, ws_mode::one_tile>(p, st, sm_count); return;
     case persistent_grid::tiles_64x128: launch_ws<In, 128, ws_mode::one_tile, 64>(p, st, sm_count); return;
-    case persistent_grid::tiles_64x96:  // B K-major only: the plan keeps 64 x 128 for B stored k x n
-      MEMLAB_EXPECTS(!b_stored_kn(p), "rung 5: 64 x 96 tiles read B K-major only");
-      launch_ws_layout<In, 96, ws_mode::one_tile, 64, false>(p, st, sm_count, 1);
-      return;
+    case persistent_grid::tiles_64x96: launch_ws<In, 96, ws_mode::one_tile, 64>(p, st, sm_count); return;
     case persistent_grid::split_128x128: launch_ws<In, 128, ws_mode::split_k>(p, st, sm_count, plan.splits); return;
     case persistent_grid::tiles_128x256: launch_ws<In, 256, ws_mode::persistent>(p, st, sm_count); return;
     case persistent_grid::tiles_128x128: launch_ws<In, 128, ws_mode::persistent>(p, st, sm_count); return;
-    case persistent_grid::tiles_128x112:  // B K-major only, as 64 x 96
-      MEMLAB_EXPECTS(!b_stored_kn(p), "rung 5: 128 x 112 tiles read B K-major only");
-      launch_ws_layout<In, 112, ws_mode::persistent, 128, false>(p, st, sm_count, 1);
-      return;
-    case persistent_grid::tiles_128x96:
-      MEMLAB_EXPECTS(!b_stored_kn(p), "rung 5: 128 x 96 tiles read B K-major only");
-      launch_ws_layout<In, 96, ws_mode::persistent, 128, false>(p, st, sm_count, 1);
-      return;
+    case persistent_grid::tiles_128x112: launch_ws<In, 112, ws_mode::persistent>(p, st, sm_count); return;
+    case persistent_grid::tiles_128x96: launch_ws<In, 96, ws_mode::persistent>(p, st, sm_count); return;
   }
 }
 
