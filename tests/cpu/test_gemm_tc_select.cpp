@@ -202,7 +202,13 @@ TEST(GemmTcSplitK, PersistentPlanTakesAFewTileGridWhereTheTilesAreFew) {
   // a CTA (one wave over more than half the SMs), as at the decode batches with long k (session 37).
   EXPECT_EQ(grid(1024, 1024, 4096), (std::pair{g::tiles_128x64, 1u}));
   EXPECT_EQ(grid(1024, 1024, 4160), (std::pair{g::tiles_64x128, 1u}));
-  EXPECT_EQ(grid(128, 8192, 4096), (std::pair{g::tiles_128x64, 1u}));
+  EXPECT_EQ(grid(128, 8192, 4096), (std::pair{g::tiles_128x64, 1u}));  // 172 tiles of 64 x 96: not one wave
+  // A decode batch whose 64 x 96 tiles make one wave and are more takes those at short k too (session 40).
+  EXPECT_EQ(grid(128, 6144, 4096), (std::pair{g::tiles_64x96, 1u}));   // 128 tiles, against 96 of 128 x 64
+  EXPECT_EQ(grid(100, 6145, 4095), (std::pair{g::tiles_64x96, 1u}));   // 130, against 97: the GPU test's case
+  EXPECT_EQ(plan_persistent(128, 5120, 40, 132, plenty).grid, g::tiles_64x96);  // FP8 k = 5120: 108, against 80
+  EXPECT_EQ(plan_persistent(100, 6145, 32, 132, plenty).grid, g::tiles_64x96);  // FP8 k = 4095: the GPU test's
+  EXPECT_EQ(plan_persistent(128, 6144, 64, 132, plenty, true).grid, g::tiles_128x64);  // B stored k x n
   EXPECT_EQ(grid(128, 8192, 28672), (std::pair{g::tiles_64x128, 1u}));  // 128 tiles: 64 of B's columns twice
   EXPECT_EQ(grid(65, 8321, 4097), (std::pair{g::tiles_64x128, 1u}));   // 132 tiles (174 of 64 x 96): the GPU test's case
   // 64 x 96 tiles where they too make one wave and are more (session 38): cuBLAS's layout there.

@@ -951,6 +951,34 @@ TEST(GemmTc, PersistentTilesOf64x96And64x128TakeLongKAlone) {
   EXPECT_TRUE(skipped.empty()) << skipped;
 }
 
+// A decode batch at short k (at most 64 k-blocks) whose 64 x 96 tiles make one wave and are more than its
+// 128 x 64 tiles takes 64 x 96 (session 40; split_k.hpp, plan_persistent; CPU-tested). 100x6145x4095 makes
+// 130 tiles of 64 x 96 against 97 of 128 x 64: the second row of tiles 36 deep, the last column one wide,
+// the last k-block one element short; alpha and beta; BF16 into BF16 and FP8 into BF16 (32 k-blocks of 128),
+// against the double-precision reference. On a device of 132 SMs the rows, and a decode batch's, must
+// name their grids; B stored k x n keeps 128 x 64.
+TEST(GemmTc, DecodeBatchesTake64x96TilesAtShortK) {
+  MEMLAB_REQUIRE_GPU();
+  if (auto why = unavailable<__nv_bfloat16>(gemm_tc_rung::persistent, 256, 256, 256); !why.empty()) GTEST_SKIP() << why;
+  case_t const base{100, 6145, 4095, gemm_op::n, gemm_op::t, 0, 0, 0, 0, 0, 1.5f, -0.5f};
+  namespace tc = memlab::detail::gemm_tc;
+  if (memlab::gemm_tc_current_target().sm_count == 132) {
+    EXPECT_EQ(tc::persistent_kernel_name<__nv_bfloat16>(base.m, base.n, base.k, 132), "64x96, a tile a CTA");
+    EXPECT_EQ(tc::persistent_kernel_name<e4m3>(base.m, base.n, base.k, 132), "64x96, a tile a CTA");
+    EXPECT_EQ(tc::persistent_kernel_name<__nv_bfloat16>(128, 6144, 4096, 132), "64x96, a tile a CTA");
+    EXPECT_EQ(tc::persistent_kernel_name<e4m3>(128, 5120, 5120, 132), "64x96, a tile a CTA");
+    EXPECT_EQ(tc::persistent_kernel_name<__half>(base.m, base.n, base.k, 132, true), "128x64, a tile a CTA");  // B k x n
+  }
+  std::string skipped;
+  case_t c = base;
+  pad_rows_to_16_bytes<__nv_bfloat16>(c);
+  check_case<__nv_bfloat16, __nv_bfloat16>(c, gemm_tc_rung::persistent, skipped);
+  c = base;
+  pad_rows_to_16_bytes<e4m3>(c);
+  check_case<e4m3, __nv_bfloat16>(c, gemm_tc_rung::persistent, skipped);
+  EXPECT_TRUE(skipped.empty()) << skipped;
+}
+
 // Rung 5's persistent 128 x 96 and 128 x 112 tiles (split_k.hpp, plan_persistent; CPU-tested): one row of
 // tiles, more than half the SMs. 97x11009x2049 makes 115 tiles of 128 x 96 (one wave), the row of tiles 97
 // deep, the last column one wide, the last k-block one element deep; alpha and beta; BF16 into its own type,

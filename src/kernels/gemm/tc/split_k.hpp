@@ -67,7 +67,10 @@ constexpr int narrow_tiles_min_kblocks = 32;
 ///    that (256x1024x4096 on the H100, which holds fewer than 32 clusters of four: 128 CTAs against
 ///    64, 10.6 against 12.0 us; docs/tc-gemm.md, "Session 32"; a tie keeps 128 x 64, as at the decode
 ///    batches); else 128 x 64 tiles a CTA where they make one wave
-///    and k is not long (one_tile_128x64_max_kblocks); else 64 x 128 tiles a CTA (one consumer
+///    and k is not long (one_tile_128x64_max_kblocks), but for a decode batch (m <= 128, B K-major)
+///    whose 64 x 96 tiles make one wave and are more: those (session 40, H200: 128x6144x4096 96
+///    CTAs -> 128, 4% less time in BF16 and FP16; FP8 128x5120x5120 80 -> 108, 13% less; FP8
+///    128x6144x4096 4% less); else 64 x 128 tiles a CTA (one consumer
 ///    warpgroup, the whole k, no reduction) where they make one wave over more than half the SMs;
 ///    else the 128 x 128 split. 64 x 128 against the split it replaced (session 37, BF16 and FP16,
 ///    docs/tc-gemm.md): 128x5120x8192 11-14% less time, 128x6144x8192 9-11%, 256x3072x8192 13-17%,
@@ -106,11 +109,17 @@ persistent_plan plan_persistent(std::int64_t m, std::int64_t n, int nk, int sm_c
         s6464 > 1 && tiles_64x64 * s6464 > tiles_128x64 * s64)
       return {persistent_grid::split_64x64, s6464};
     if (s64 > 1) return {persistent_grid::split_128x64, s64};
-    if (nk <= one_tile_128x64_max_kblocks && tiles_128x64 <= sm_count) return {persistent_grid::tiles_128x64, 1};
+    std::int64_t const tiles_64x96 = ((m + 63) / 64) * ((n + 95) / 96);
+    if (nk <= one_tile_128x64_max_kblocks && tiles_128x64 <= sm_count) {
+      // A decode batch (one row of 128-row tiles) whose 64 x 96 tiles make one wave and are more:
+      // those, so that more SMs read B (session 40).
+      if (tiles_m == 1 && !b_kn && tiles_64x96 <= sm_count && tiles_64x96 > tiles_128x64)
+        return {persistent_grid::tiles_64x96, 1};
+      return {persistent_grid::tiles_128x64, 1};
+    }
     // 64 x 96 where its tiles still make one wave and are more than 64 x 128's: more SMs read B.
     std::int64_t const tiles_64x128 = ((m + 63) / 64) * ((n + 127) / 128);
-    if (std::int64_t const tiles_64x96 = ((m + 63) / 64) * ((n + 95) / 96);
-        !b_kn && 2 * tiles_64x96 > sm_count && tiles_64x96 <= sm_count && tiles_64x96 > tiles_64x128)
+    if (!b_kn && 2 * tiles_64x96 > sm_count && tiles_64x96 <= sm_count && tiles_64x96 > tiles_64x128)
       return {persistent_grid::tiles_64x96, 1};
     if (2 * tiles_64x128 > sm_count && tiles_64x128 <= sm_count) return {persistent_grid::tiles_64x128, 1};
     return {persistent_grid::split_128x128, splits};
