@@ -1,6 +1,6 @@
 #pragma once
 // NCCL's collectives as memlab measures them, in one process over every GPU (link.nccl,
-// link_nccl.cu) or one process per GPU under MPI (memlab-mpi, src/mpi/): the default size
+// link_nccl.cpp) or one process per GPU under MPI (memlab-mpi, src/mpi/): the default size
 // sweep, one rank's call of each collective, the host reference each rank's output is checked
 // against, what a row records (nccl-tests' size and bus bandwidth) and the declaration both
 // experiments share. One home for each; both programs include this header.
