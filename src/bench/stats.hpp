@@ -59,6 +59,17 @@ inline constexpr double between_run_noise_floor_pcie_short = 0.15;
 /// host (87 rows): p95 0.30. Host memory bandwidth and CPU clocks are shared on a VM.
 inline constexpr double between_run_noise_floor_host = 0.30;
 
+/// Rows that stream a matrix from DRAM: the tensor-core GEMM experiments' decode points (m <= 128;
+/// src/experiments/gemm_tc_ladder.cu, weight_ring). Their time is B's stream, and what a second
+/// process changes is where B's pages land, so which DRAM channels and banks it streams from.
+/// `gemm.tc_decode` and its repeat (session 39; in results/nvidia-h{100,200}/gemm_tc_decode/:
+/// rev-5f79061/ and repeat-5f79061/, rev-2db24ab/ and repeat-2db24ab/) put the rows timed one
+/// launch at a time (50-220 us, L2 flushed before each) at a 95th percentile of |B/A - 1| of 1.2%
+/// on the H100 (32 rows, at most 1.45%) and 0.8% on the H200 (12 rows, at most 1.6%), where
+/// between_run_noise_floor left 8 and 5 of them beyond their noise. Batched rows keep their larger
+/// floor (between_run_noise_floor_batched).
+inline constexpr double between_run_noise_floor_streamed_weights = 0.015;
+
 /// Samples in the order they were taken (the chunks are contiguous runs of them).
 /// Deterministic: the bootstrap uses a fixed seed, so the same samples give the same noise
 /// on every machine. Fewer than 2 samples, or a median <= 0, give 0 ("bootstrap").

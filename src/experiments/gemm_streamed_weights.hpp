@@ -13,16 +13,6 @@ inline constexpr long long decode_max_m = 128;
 /// Copies are cheap (a device-to-device copy each), but a B of a few KiB would ask for thousands.
 inline constexpr int max_weight_copies = 64;
 
-/// The between-run noise floor of a decode point's row (state::set_noise_floor): its time is B's
-/// stream from DRAM, and what a second process changes is where B's pages land, so which DRAM
-/// channels and banks it streams from. `gemm.tc_decode` and its repeat (session 39; in
-/// results/nvidia-h{100,200}/gemm_tc_decode/: rev-5f79061/ and repeat-5f79061/, rev-2db24ab/ and
-/// repeat-2db24ab/) put the rows timed one launch at a time (50-220 us, L2 flushed before each) at
-/// a 95th percentile of |B/A - 1| of 1.2% on the H100 (32 rows, at most 1.45%) and 0.8% on the H200
-/// (12 rows, at most 1.6%), where the harness's floor of 0.5% left 8 and 5 of them beyond their
-/// noise. Batched rows keep their larger floor (between_run_noise_floor_batched).
-inline constexpr double streamed_weights_noise_floor = 0.015;
-
 /// 1 unless the point is a decode batch whose B (`b_bytes`) is smaller than twice the L2; then
 /// enough copies that the others read between two uses of one are at least twice the L2 (5 for
 /// a 32 MiB B on a 50 MiB L2), at most max_weight_copies.

@@ -156,7 +156,7 @@ void cublas_gemm(cudaStream_t st, bool f16, bool out_f32, int m, int n, int k, i
 /// peers', the cublasLt trial's) takes the next copy through `launcher`. A (the activations) and C
 /// stay where the previous launch left them, as in a model. The row's params.b_copies and its
 /// timing.cache (bench::state::set_batch_cache) say so. Every decode point's row also takes
-/// streamed_weights_noise_floor: B's pages, so its DRAM channels, differ from run to run.
+/// bench::between_run_noise_floor_streamed_weights: B's pages, so its DRAM channels, differ from run to run.
 template <class T>
 class weight_ring {
  public:
@@ -174,7 +174,7 @@ class weight_ring {
       s.set_batch_cache(experiments::gemm::streamed_weights_text(copies, bytes, l2));
     }
     if (m <= experiments::gemm::decode_max_m)
-      s.set_noise_floor(experiments::gemm::streamed_weights_noise_floor,
+      s.set_noise_floor(bench::between_run_noise_floor_streamed_weights,
                         "weights streamed from DRAM: another process's B lands on other pages, so other DRAM channels and "
                         "banks (two runs of gemm.tc_decode on each card: their differences up to 1.6%)");
   }
